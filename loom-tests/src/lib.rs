@@ -1,0 +1,1 @@
+//! Loom models live in `tests/`; this crate has no code of its own.
