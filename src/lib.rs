@@ -1,1 +1,121 @@
-pub fn x(){}
+//! fastexec: a work-stealing async executor for task graphs, with
+//! structured concurrency.
+//!
+//! * [`spawn`] starts a task and returns a [`JoinHandle`]; dropping the
+//!   handle detaches the task, [`JoinHandle::abort`] cancels it.
+//! * [`block_on`] runs a future on the calling thread and returns only when
+//!   the future **and every task it spawned, transitively,** have finished.
+//! * [`wait!`] blocks on several handles or futures and returns a tuple;
+//!   [`join!`] does the same inside async code.
+//! * [`TaskGroup`] tracks a set of tasks and all their descendants.
+//! * [`Executor`] is an explicit pool of worker threads; the free functions
+//!   use a global one sized by `FASTEXEC_WORKERS` (default: one thread per
+//!   core).
+//!
+//! ```
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//! use std::sync::Arc;
+//!
+//! let counter = Arc::new(AtomicUsize::new(0));
+//! let seen = counter.clone();
+//! fastexec::block_on(async move {
+//!     for _ in 0..100 {
+//!         let seen = seen.clone();
+//!         // Detached: block_on still waits for it, and for its children.
+//!         let _ = fastexec::spawn(async move {
+//!             let inner = seen.clone();
+//!             let _ = fastexec::spawn(async move { inner.fetch_add(1, Ordering::Relaxed) });
+//!             seen.fetch_add(1, Ordering::Relaxed);
+//!         });
+//!     }
+//! });
+//! assert_eq!(counter.load(Ordering::Relaxed), 200);
+//! ```
+//!
+//! # Design
+//!
+//! Tasks are `async-task` allocations run by a fixed set of worker threads.
+//! Each worker owns a bounded lock-free ring (one producer, many thieves)
+//! plus a LIFO slot for the task it just woke; a global injector takes work
+//! from other threads and ring overflow. Idle workers steal half of another
+//! ring, at most half of them search at once, and then park until work
+//! arrives: no thread polls. The module docs of `worker`, `idle`,
+//! `queue`, `task_group` and `executor` (in the source) state each protocol
+//! and why it is correct; `loom-tests/` model-checks the ring, the group
+//! counter and the park/notify protocol.
+
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+#![warn(missing_docs)]
+
+mod block_on;
+mod context;
+mod executor;
+mod idle;
+mod park;
+mod queue;
+mod registry;
+mod sync;
+mod task;
+mod task_group;
+mod wait;
+mod worker;
+
+pub use executor::{spawn, Builder, EnvError, Executor, WORKERS_ENV};
+pub use task::{JoinError, JoinHandle};
+pub use task_group::TaskGroup;
+pub use wait::{yield_now, YieldNow};
+
+/// Joins several futures inside async code, returning a tuple of their
+/// outputs (a re-export of `futures_util::join!`).
+///
+/// ```
+/// fastexec::block_on(async {
+///     let (a, b) = fastexec::join!(async { 1 }, async { 2 });
+///     assert_eq!(a + b, 3);
+/// });
+/// ```
+pub use futures_util::join;
+
+/// Runs `future` to completion on the calling thread, and returns its output
+/// once it **and every task it spawned, transitively,** have finished.
+///
+/// Inside a task, or inside another `block_on`, it uses that executor;
+/// elsewhere the global one. Called from inside a task it does not block the
+/// worker: it runs other queued tasks while it waits, so even a one-thread
+/// executor cannot deadlock on it.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::sync::Arc;
+///
+/// let grandchild_ran = Arc::new(AtomicBool::new(false));
+/// let flag = grandchild_ran.clone();
+/// fastexec::block_on(async move {
+///     let _ = fastexec::spawn(async move {
+///         let _ = fastexec::spawn(async move { flag.store(true, Ordering::Relaxed) });
+///     });
+/// });
+/// assert!(grandchild_ran.load(Ordering::Relaxed));
+/// ```
+///
+/// If `future` panics, the panic propagates at once and the tasks it spawned
+/// run on, detached.
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    block_on::block_on(&executor::current(), future)
+}
+
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::wait::{JoinValue, WaitArg, WaitFuture, WaitJoinHandle};
+    pub use futures_util::join;
+}
+
+/// Internals exposed to the loom models in `loom-tests/`; not public API.
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod __loom {
+    pub use crate::idle::Idle;
+    pub use crate::park::{Parker, Unparker};
+    pub use crate::queue::{local, Local, Overflow, Steal, CAPACITY};
+    pub use crate::task_group::loom_api::*;
+}

@@ -1,0 +1,158 @@
+//! `block_on`: drive a future on the calling thread, then wait for every
+//! task it spawned.
+//!
+//! The root future runs inside a fresh task group: while it is polled, the
+//! group's membership is in thread-local state, so every task it spawns,
+//! and every task those spawn, counts in the group. `block_on` returns when
+//! the root future has completed **and** the group is empty.
+//!
+//! On a thread that is not one of the executor's workers, the thread sleeps
+//! on a parker between polls. On one of the executor's own workers (a task
+//! calling `block_on`), sleeping would take a worker away, and with one
+//! worker would deadlock; so the worker keeps running queued tasks between
+//! polls and parks through the normal idle protocol, with the root future's
+//! waker able to unpark it.
+//!
+//! If the root future panics, the panic leaves `block_on` at once; the
+//! tasks it spawned are not cancelled and run on, detached.
+
+use std::future::Future;
+use std::pin::{pin, Pin};
+use std::task::{Context, Poll, Wake, Waker};
+
+use crate::context;
+use crate::executor::Shared;
+use crate::park::{Parker, Unparker};
+use crate::sync::{Arc, AtomicBool, Ordering::*};
+use crate::task_group::{GroupInner, Membership};
+use crate::worker::Worker;
+
+/// See [`crate::block_on`].
+pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output {
+    let group = GroupInner::new();
+    let membership = Membership::new(group.clone(), None);
+    let root = async {
+        let output = InScope {
+            future,
+            membership: &membership,
+        }
+        .await;
+        group.wait().await;
+        output
+    };
+    match context::worker_of(shared) {
+        Some(worker) => run_on_worker(&worker, root),
+        None => {
+            let _executor = context::enter_executor(shared.clone());
+            run_parked(root)
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// Polls `future` with `membership` installed in thread-local state.
+    struct InScope<'a, F> {
+        #[pin]
+        future: F,
+        membership: &'a Arc<Membership>,
+    }
+}
+
+impl<F: Future> Future for InScope<'_, F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let outer = context::replace_membership(Some(this.membership.clone()));
+        let _restore = RestoreMembership(Some(outer));
+        this.future.poll(cx)
+    }
+}
+
+/// Puts the outer membership back, also when the poll panics.
+struct RestoreMembership(Option<Option<Arc<Membership>>>);
+
+impl Drop for RestoreMembership {
+    fn drop(&mut self) {
+        if let Some(outer) = self.0.take() {
+            context::replace_membership(outer);
+        }
+    }
+}
+
+/// Wakes a thread that sleeps in `run_parked`.
+struct ThreadWaker(Unparker);
+
+impl Wake for ThreadWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Polls `future` whenever woken, sleeping in between.
+fn run_parked<F: Future>(future: F) -> F::Output {
+    // A parker per call: a nested `block_on` must not consume the outer
+    // one's wake-ups.
+    let parker = Parker::new();
+    let waker = Waker::from(std::sync::Arc::new(ThreadWaker(parker.unparker())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        parker.park();
+    }
+}
+
+/// Wakes a worker that runs a nested `block_on`.
+struct WorkerWaker {
+    woken: AtomicBool,
+    unparker: Unparker,
+}
+
+impl Wake for WorkerWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        // Release: pairs with the Acquire swap in `run_on_worker`, so the
+        // poll that follows sees what the waker's caller did.
+        self.woken.store(true, Release);
+        self.unparker.unpark();
+    }
+}
+
+/// Polls `future` whenever woken, running the worker's tasks in between.
+fn run_on_worker<F: Future>(worker: &Worker, future: F) -> F::Output {
+    let shared = worker.shared();
+    let signal = std::sync::Arc::new(WorkerWaker {
+        woken: AtomicBool::new(true),
+        unparker: shared.unparker(worker.index()).clone(),
+    });
+    let waker = Waker::from(signal.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        // Acquire: pairs with the Release store in `wake_by_ref`.
+        if signal.woken.swap(false, Acquire) {
+            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                return output;
+            }
+            continue;
+        }
+        if let Some(task) = worker.next_task() {
+            worker.run_task(task);
+            continue;
+        }
+        if shared.is_shutdown() {
+            panic!("fastexec: the executor shut down while a task was blocked in block_on");
+        }
+        worker.park();
+    }
+}

@@ -1,0 +1,90 @@
+//! Thread-local state: which worker this thread is, which executor a
+//! `block_on` on this thread belongs to, and the task-group membership of
+//! whatever is being polled right now.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use crate::executor::Shared;
+use crate::sync::Arc;
+use crate::task_group::Membership;
+use crate::worker::Worker;
+
+thread_local! {
+    /// Set for the whole life of a worker thread.
+    static WORKER: RefCell<Option<Rc<Worker>>> = const { RefCell::new(None) };
+    /// Set while `block_on` runs on a thread that is not a worker.
+    static EXECUTOR: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
+    /// The membership of the task (or `block_on` root) being polled.
+    static MEMBERSHIP: Cell<Option<Arc<Membership>>> = const { Cell::new(None) };
+}
+
+/// Marks this thread as `worker`'s thread until [`exit_worker`].
+pub(crate) fn enter_worker(worker: Rc<Worker>) {
+    WORKER.with(|w| *w.borrow_mut() = Some(worker));
+}
+
+/// Unmarks a worker thread, before it drains its queue.
+pub(crate) fn exit_worker() {
+    let worker = WORKER.with(|w| w.borrow_mut().take());
+    drop(worker);
+}
+
+/// Runs `f` with this thread's worker, if it is one.
+#[inline]
+pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&Worker>) -> R) -> R {
+    WORKER.with(|w| f(w.borrow().as_deref()))
+}
+
+/// The worker of this thread if it belongs to `shared`.
+pub(crate) fn worker_of(shared: &Shared) -> Option<Rc<Worker>> {
+    WORKER.with(|w| {
+        w.borrow()
+            .as_ref()
+            .filter(|w| std::ptr::eq(w.shared(), shared))
+            .cloned()
+    })
+}
+
+/// Runs `f` with the executor this thread spawns onto: the one whose
+/// `block_on` is running here, else its worker's; `None` elsewhere.
+#[inline]
+pub(crate) fn with_executor<R>(f: impl FnOnce(Option<&Arc<Shared>>) -> R) -> R {
+    EXECUTOR.with(|e| match &*e.borrow() {
+        Some(shared) => f(Some(shared)),
+        None => WORKER.with(|w| f(w.borrow().as_ref().map(|w| w.shared_arc()))),
+    })
+}
+
+/// Makes `shared` this thread's executor until the guard drops.
+pub(crate) fn enter_executor(shared: Arc<Shared>) -> ExecutorGuard {
+    let prev = EXECUTOR.with(|e| e.borrow_mut().replace(shared));
+    ExecutorGuard(prev)
+}
+
+/// Restores the previous executor of a `block_on` thread.
+pub(crate) struct ExecutorGuard(Option<Arc<Shared>>);
+
+impl Drop for ExecutorGuard {
+    fn drop(&mut self) {
+        let prev = self.0.take();
+        EXECUTOR.with(|e| *e.borrow_mut() = prev);
+    }
+}
+
+/// A clone of the current membership.
+#[inline]
+pub(crate) fn membership() -> Option<Arc<Membership>> {
+    MEMBERSHIP.with(|m| {
+        let current = m.take();
+        let copy = current.clone();
+        m.set(current);
+        copy
+    })
+}
+
+/// Installs `membership` and returns the previous one.
+#[inline]
+pub(crate) fn replace_membership(membership: Option<Arc<Membership>>) -> Option<Arc<Membership>> {
+    MEMBERSHIP.with(|m| m.replace(membership))
+}

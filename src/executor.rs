@@ -1,0 +1,423 @@
+//! The executor: its shared state, its handle and builder, the global
+//! instance, and the spawn paths.
+//!
+//! # Shutdown
+//!
+//! Dropping an [`Executor`]:
+//!
+//! 1. raises the shutdown flag and unparks every worker;
+//! 2. joins the workers; each leaves its loop at its next check and drops
+//!    what is left in its own ring (see [`worker`](crate::worker));
+//! 3. closes the registry of parked tasks and wakes every task in it; the
+//!    wakes push their runnables into the injector;
+//! 4. drains the injector, dropping each runnable (and so its future) until
+//!    it stays empty, then closes it, so a waker fired later by some other
+//!    thread drops its task on the spot instead of queueing it.
+//!
+//! After that no future of this executor is alive, whoever holds its wakers.
+
+use std::future::Future;
+use std::io;
+use std::sync::OnceLock;
+use std::thread;
+
+use async_task::{ScheduleInfo, WithInfo};
+use concurrent_queue::{ConcurrentQueue, PushError};
+
+use crate::context;
+use crate::idle::Idle;
+use crate::park::{Parker, Unparker};
+use crate::queue::{self, Local, Overflow, Steal};
+use crate::registry::Registry;
+use crate::sync::{Arc, AtomicBool, Ordering::*};
+use crate::task::{JoinHandle, Runnable, TaskFuture};
+use crate::task_group::Membership;
+use crate::worker;
+
+/// State shared by an executor's handle, its workers and its tasks'
+/// schedule functions.
+pub(crate) struct Shared {
+    injector: ConcurrentQueue<Runnable>,
+    stealers: Box<[Steal<Runnable>]>,
+    unparkers: Box<[Unparker]>,
+    idle: Idle,
+    registry: Registry,
+    shutdown: AtomicBool,
+}
+
+impl Shared {
+    pub(crate) fn workers(&self) -> usize {
+        self.stealers.len()
+    }
+
+    pub(crate) fn idle(&self) -> &Idle {
+        &self.idle
+    }
+
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub(crate) fn stealers(&self) -> &[Steal<Runnable>] {
+        &self.stealers
+    }
+
+    pub(crate) fn unparker(&self, index: usize) -> &Unparker {
+        &self.unparkers[index]
+    }
+
+    pub(crate) fn is_shutdown(&self) -> bool {
+        // Acquire: pairs with the Release store in `Executor::drop`.
+        self.shutdown.load(Acquire)
+    }
+
+    pub(crate) fn pop_injected(&self) -> Option<Runnable> {
+        self.injector.pop().ok()
+    }
+
+    pub(crate) fn injected_len(&self) -> usize {
+        self.injector.len()
+    }
+
+    /// Whether any queue holds work (for the last searcher's final look).
+    pub(crate) fn has_visible_work(&self) -> bool {
+        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+    }
+
+    /// Wakes one parked worker if the idle protocol says one should wake.
+    pub(crate) fn notify_one(&self) {
+        if let Some(index) = self.idle.worker_to_notify() {
+            self.unparkers[index].unpark();
+        }
+    }
+
+    /// Spawns `future` with the given group membership.
+    pub(crate) fn spawn<F>(
+        self: &Arc<Self>,
+        future: F,
+        membership: Option<Arc<Membership>>,
+    ) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let future = TaskFuture::new(future, membership);
+        let shared = self.clone();
+        let schedule = WithInfo(move |task: Runnable, info: ScheduleInfo| {
+            shared.schedule_woken(task, info.woken_while_running)
+        });
+        let (task, handle) = async_task::Builder::new().spawn(move |()| future, schedule);
+        self.schedule_new(task);
+        JoinHandle::new(handle)
+    }
+
+    /// Queues a new task: the back of this worker's ring, or the injector.
+    fn schedule_new(&self, task: Runnable) {
+        context::with_worker(|worker| match worker {
+            Some(worker) if std::ptr::eq(worker.shared(), self) => worker.push_new(task),
+            _ => self.inject(task),
+        })
+    }
+
+    /// Queues a woken task.
+    fn schedule_woken(&self, task: Runnable, woke_itself: bool) {
+        context::with_worker(|worker| match worker {
+            Some(worker) if std::ptr::eq(worker.shared(), self) => {
+                worker.schedule_woken(task, woke_itself)
+            }
+            _ => self.inject(task),
+        })
+    }
+
+    /// Pushes to the injector and wakes a worker; after shutdown, drops the
+    /// task instead (which drops its future).
+    fn inject(&self, task: Runnable) {
+        match self.injector.push(task) {
+            Ok(()) => self.notify_one(),
+            Err(PushError::Closed(task) | PushError::Full(task)) => drop(task),
+        }
+    }
+
+    /// Step 3 and 4 of the shutdown sequence (module docs).
+    fn drop_remaining_tasks(&self) {
+        for waker in self.registry.close() {
+            waker.wake();
+        }
+        while let Ok(task) = self.injector.pop() {
+            drop(task);
+        }
+        self.injector.close();
+        while let Ok(task) = self.injector.pop() {
+            drop(task);
+        }
+    }
+}
+
+impl Overflow<Runnable> for Shared {
+    fn push_batch(&self, batch: impl Iterator<Item = Runnable>) {
+        for task in batch {
+            if let Err(PushError::Closed(task) | PushError::Full(task)) = self.injector.push(task) {
+                drop(task);
+            }
+        }
+    }
+}
+
+/// A set of worker threads running tasks, with work stealing.
+///
+/// Most programs use the global executor through [`spawn`](crate::spawn) and
+/// [`block_on`](crate::block_on); build one with [`Executor::builder`] to
+/// choose the number of threads or to shut it down deterministically.
+///
+/// Dropping an `Executor` stops and joins its threads and drops the future of
+/// every unfinished task, including tasks parked on wakers held elsewhere.
+///
+/// ```
+/// let executor = fastexec::Executor::builder().threads(2).build().unwrap();
+/// let total = executor.block_on(async {
+///     let parts: Vec<_> = (0..4u64).map(|i| fastexec::spawn(async move { i * 10 })).collect();
+///     let mut total = 0;
+///     for part in parts {
+///         total += part.await.unwrap();
+///     }
+///     total
+/// });
+/// assert_eq!(total, 60);
+/// ```
+pub struct Executor {
+    shared: Arc<Shared>,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+impl Executor {
+    /// A builder with the default settings.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+
+    /// Spawns `future` onto this executor. Inside a task or a `block_on`,
+    /// the new task joins the current task groups.
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.shared.spawn(future, context::membership())
+    }
+
+    /// Runs `future` to completion on this thread, then waits for every task
+    /// it spawned, transitively. See [`block_on`](crate::block_on).
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        crate::block_on::block_on(&self.shared, future)
+    }
+
+    /// The number of worker threads.
+    pub fn threads(&self) -> usize {
+        self.shared.workers()
+    }
+}
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        // Release: pairs with the Acquire load in `is_shutdown`, so a worker
+        // that sees the flag sees everything done before the drop.
+        self.shared.shutdown.store(true, Release);
+        for unparker in self.shared.unparkers.iter() {
+            unparker.unpark();
+        }
+        let current = thread::current().id();
+        for handle in self.threads.drain(..) {
+            // Dropped from one of its own tasks: that thread exits when the
+            // task returns; joining it here would wait for ourselves.
+            if handle.thread().id() != current {
+                let _ = handle.join();
+            }
+        }
+        self.shared.drop_remaining_tasks();
+    }
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (unparked, searching) = self.shared.idle.counts();
+        f.debug_struct("Executor")
+            .field("threads", &self.threads())
+            .field("unparked", &unparked)
+            .field("searching", &searching)
+            .field("injected", &self.shared.injected_len())
+            .field("parked_tasks", &self.shared.registry.len())
+            .finish()
+    }
+}
+
+/// Configures and starts an [`Executor`].
+#[derive(Debug, Clone)]
+pub struct Builder {
+    threads: Option<usize>,
+    thread_name: String,
+}
+
+/// The environment variable that sets the global executor's thread count.
+pub const WORKERS_ENV: &str = "FASTEXEC_WORKERS";
+
+/// A bad value in one of fastexec's environment variables.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{variable}={value:?} is invalid: expected {expected}")]
+pub struct EnvError {
+    /// The variable's name.
+    pub variable: &'static str,
+    /// The value found.
+    pub value: String,
+    /// What was expected instead.
+    pub expected: &'static str,
+}
+
+impl Builder {
+    /// Default settings: one thread per available core, threads named
+    /// `fastexec-worker-N`.
+    pub fn new() -> Builder {
+        Builder {
+            threads: None,
+            thread_name: "fastexec-worker".to_string(),
+        }
+    }
+
+    /// Settings from the environment: `FASTEXEC_WORKERS` threads if set.
+    pub fn from_env() -> Result<Builder, EnvError> {
+        let builder = Builder::new();
+        match std::env::var(WORKERS_ENV) {
+            Ok(value) => match value.trim().parse::<usize>() {
+                Ok(n) if n > 0 && n <= 65_535 => Ok(builder.threads(n)),
+                _ => Err(EnvError {
+                    variable: WORKERS_ENV,
+                    value,
+                    expected: "a whole number of worker threads from 1 to 65535",
+                }),
+            },
+            Err(_) => Ok(builder),
+        }
+    }
+
+    /// The number of worker threads (at least 1).
+    ///
+    /// # Panics
+    ///
+    /// If `n` is 0 or more than 65,535.
+    pub fn threads(mut self, n: usize) -> Builder {
+        assert!(
+            n > 0 && n <= 65_535,
+            "an executor needs 1 to 65535 threads, got {n}"
+        );
+        self.threads = Some(n);
+        self
+    }
+
+    /// The prefix of the worker threads' names; each gets `-N` appended.
+    pub fn thread_name(mut self, prefix: impl Into<String>) -> Builder {
+        self.thread_name = prefix.into();
+        self
+    }
+
+    /// Starts the worker threads.
+    pub fn build(self) -> io::Result<Executor> {
+        let workers = self
+            .threads
+            .unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get()));
+        let (locals, stealers): (Vec<Local<Runnable>>, Vec<Steal<Runnable>>) =
+            (0..workers).map(|_| queue::local()).unzip();
+        let parkers: Vec<Parker> = (0..workers).map(|_| Parker::new()).collect();
+        let shared = Arc::new(Shared {
+            injector: ConcurrentQueue::unbounded(),
+            stealers: stealers.into_boxed_slice(),
+            unparkers: parkers.iter().map(Parker::unparker).collect(),
+            idle: Idle::new(workers),
+            registry: Registry::new(workers),
+            shutdown: AtomicBool::new(false),
+        });
+        let mut executor = Executor {
+            shared: shared.clone(),
+            threads: Vec::with_capacity(workers),
+        };
+        for (index, (local, parker)) in locals.into_iter().zip(parkers).enumerate() {
+            let shared = shared.clone();
+            let handle = thread::Builder::new()
+                .name(format!("{}-{index}", self.thread_name))
+                .spawn(move || worker::thread_main(shared, index, local, parker))?;
+            executor.threads.push(handle);
+        }
+        Ok(executor)
+    }
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+static GLOBAL: OnceLock<Executor> = OnceLock::new();
+
+/// The global executor, started on first use with `FASTEXEC_WORKERS`
+/// threads (default: available parallelism).
+///
+/// # Panics
+///
+/// If `FASTEXEC_WORKERS` is invalid, or the threads cannot be started.
+pub(crate) fn global() -> &'static Executor {
+    GLOBAL.get_or_init(|| {
+        let builder = Builder::from_env().unwrap_or_else(|e| panic!("fastexec: {e}"));
+        builder
+            .build()
+            .unwrap_or_else(|e| panic!("fastexec: cannot start the global executor: {e}"))
+    })
+}
+
+/// Runs `f` with the executor of the current context, or the global one.
+pub(crate) fn with_current<R>(f: impl FnOnce(&Arc<Shared>) -> R) -> R {
+    context::with_executor(|shared| match shared {
+        Some(shared) => f(shared),
+        None => f(&global().shared),
+    })
+}
+
+/// The executor of the current context, or the global one, as an owned
+/// handle (for callers that may change the context while they hold it).
+pub(crate) fn current() -> Arc<Shared> {
+    with_current(Arc::clone)
+}
+
+/// Spawns onto the current executor with an explicit membership.
+pub(crate) fn spawn_with_membership<F>(
+    future: F,
+    membership: Option<Arc<Membership>>,
+) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    with_current(|shared| shared.spawn(future, membership))
+}
+
+/// Spawns a task onto the current executor.
+///
+/// Inside a task, or inside a `block_on`, the task goes to that executor and
+/// joins the current task groups (so an enclosing `block_on` waits for it);
+/// anywhere else it goes to the global executor, started on first use with
+/// `FASTEXEC_WORKERS` threads (default: available parallelism).
+///
+/// ```
+/// let handle = fastexec::spawn(async { 6 * 7 });
+/// assert_eq!(fastexec::block_on(handle).unwrap(), 42);
+/// ```
+///
+/// # Panics
+///
+/// When the global executor is needed and `FASTEXEC_WORKERS` is not a whole
+/// number from 1 to 65535; the message names the variable and its value.
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    spawn_with_membership(future, context::membership())
+}

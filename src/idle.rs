@@ -1,0 +1,168 @@
+//! Who is searching, who is asleep, and whom to wake.
+//!
+//! # Protocol
+//!
+//! One atomic word counts the workers that are *unparked* (high bits) and,
+//! among them, those that are *searching* (low bits): looking for work in
+//! other workers' rings and the global injector. A mutex-protected list holds
+//! the indices of parked workers.
+//!
+//! * A worker with nothing in its own queue becomes a searcher, unless half
+//!   the workers already are (thieves beyond that only contend).
+//! * A searcher that finds work stops searching; if it was the **last**
+//!   searcher it wakes one parked worker, because the work it found may be
+//!   the first of a burst that others should share.
+//! * Whoever makes work visible (a push to a ring or to the injector) wakes
+//!   one parked worker, but only if **no one is searching** and someone is
+//!   parked: a searcher will find the work, or wake someone when it stops.
+//!   The woken worker starts out counted as searching, so a burst of pushes
+//!   wakes workers one at a time instead of all at once.
+//! * A worker going to sleep removes itself from the counts and enters the
+//!   list under the lock. If it was the last searcher it then checks every
+//!   queue once more and wakes a worker if it finds anything.
+//!
+//! # Why no wake-up is lost
+//!
+//! The notifier writes its queue and then reads the state word; the parking
+//! worker writes the state word and then (as the last searcher) reads the
+//! queues. Each side's write and read are separated by a `SeqCst` fence or
+//! `SeqCst` read-modify-write, so in the single total order of `SeqCst`
+//! operations one of the two reads comes second and sees the other side's
+//! write. Either the notifier sees the searcher gone and wakes a sleeper, or
+//! the last searcher sees the work and wakes one. (Release/acquire alone does
+//! not forbid both reads seeing stale values: this is the store-buffering
+//! shape, which is why these operations are `SeqCst`.) A worker that was
+//! running (not searching) when it decided to park cannot strand work either:
+//! any work pushed before its decision was visible to its own last look,
+//! and work pushed after it has a notifier that sees fewer unparked workers
+//! than there are workers.
+//!
+//! The [`Parker`](crate::park::Parker) remembers an `unpark` that arrives
+//! before `park`, so a worker picked from the list between its check and its
+//! sleep still wakes.
+
+use crate::sync::{fence, lock, AtomicUsize, Mutex, Ordering::SeqCst};
+
+/// Bits of the state word that count searching workers; the rest count
+/// unparked workers. Excludes more than 65,535 workers.
+const SEARCHING_MASK: usize = (1 << 16) - 1;
+const UNPARKED_ONE: usize = 1 << 16;
+
+/// The searching and sleeping accounting of one executor.
+pub struct Idle {
+    state: AtomicUsize,
+    sleepers: Mutex<Vec<usize>>,
+    workers: usize,
+}
+
+fn searching(state: usize) -> usize {
+    state & SEARCHING_MASK
+}
+
+fn unparked(state: usize) -> usize {
+    state >> 16
+}
+
+impl Idle {
+    /// Accounting for `workers` workers, all unparked and none searching.
+    pub fn new(workers: usize) -> Idle {
+        assert!(
+            workers > 0 && workers <= SEARCHING_MASK,
+            "1..=65535 workers"
+        );
+        Idle {
+            state: AtomicUsize::new(workers * UNPARKED_ONE),
+            sleepers: Mutex::new(Vec::with_capacity(workers)),
+            workers,
+        }
+    }
+
+    /// Called after making work visible: picks a parked worker to wake, if
+    /// one should be woken. The caller unparks it.
+    pub fn worker_to_notify(&self) -> Option<usize> {
+        // SeqCst: orders the caller's push before this read of the state
+        // word (see "Why no wake-up is lost"); AcqRel cannot order a write
+        // before a later read.
+        fence(SeqCst);
+        if !self.should_notify(self.state.load(SeqCst)) {
+            return None;
+        }
+        let mut sleepers = lock(&self.sleepers);
+        // SeqCst: part of the same total order as the fence above.
+        if !self.should_notify(self.state.load(SeqCst)) {
+            return None;
+        }
+        let index = sleepers.pop()?;
+        // SeqCst: the woken worker counts as unparked and searching before
+        // anyone else decides whether to notify.
+        self.state.fetch_add(UNPARKED_ONE | 1, SeqCst);
+        Some(index)
+    }
+
+    fn should_notify(&self, state: usize) -> bool {
+        searching(state) == 0 && unparked(state) < self.workers
+    }
+
+    /// Tries to become a searcher; fails when half the workers already are.
+    pub fn transition_to_searching(&self) -> bool {
+        // SeqCst: this load and the increment below belong to the total
+        // order that the notifier's fence relies on.
+        let state = self.state.load(SeqCst);
+        if 2 * searching(state) >= self.workers {
+            return false;
+        }
+        // SeqCst: see above; a concurrent notifier must either see this
+        // searcher or be seen by its search.
+        self.state.fetch_add(1, SeqCst);
+        true
+    }
+
+    /// A searcher found work. Returns whether it was the last searcher, in
+    /// which case the caller wakes another worker.
+    pub fn transition_from_searching(&self) -> bool {
+        // SeqCst: the decrement must be ordered against notifiers' reads.
+        searching(self.state.fetch_sub(1, SeqCst)) == 1
+    }
+
+    /// Records `index` as parked. Returns whether it was the last searcher,
+    /// in which case the caller must look at every queue once more.
+    pub fn transition_to_parked(&self, index: usize, is_searching: bool) -> bool {
+        let mut sleepers = lock(&self.sleepers);
+        let dec = UNPARKED_ONE | usize::from(is_searching);
+        // SeqCst: the write half of the store-buffering pair (see the module
+        // docs); the caller's re-check of the queues must come after it.
+        let prev = self.state.fetch_sub(dec, SeqCst);
+        sleepers.push(index);
+        drop(sleepers);
+        let last = is_searching && searching(prev) == 1;
+        if last {
+            // SeqCst: keeps the caller's queue reads after the decrement.
+            fence(SeqCst);
+        }
+        last
+    }
+
+    /// Called by `index` after it wakes. If a notifier picked it, it is
+    /// already counted as unparked and searching, and this returns `true`;
+    /// otherwise (a spurious or foreign wake-up) it leaves the list, counts
+    /// as unparked but not searching, and this returns `false`.
+    pub fn transition_from_parked(&self, index: usize) -> bool {
+        let mut sleepers = lock(&self.sleepers);
+        match sleepers.iter().position(|&i| i == index) {
+            Some(pos) => {
+                sleepers.swap_remove(pos);
+                // SeqCst: back in the count before anyone reads it again.
+                self.state.fetch_add(UNPARKED_ONE, SeqCst);
+                false
+            }
+            None => true,
+        }
+    }
+
+    /// Workers not parked, and those of them searching (a snapshot).
+    pub fn counts(&self) -> (usize, usize) {
+        // Relaxed: a statistic, not a decision.
+        let state = self.state.load(crate::sync::Ordering::Relaxed);
+        (unparked(state), searching(state))
+    }
+}

@@ -1,0 +1,374 @@
+//! The bounded single-producer, multi-consumer ring behind every worker.
+//!
+//! # Protocol
+//!
+//! The ring has `CAPACITY` slots and two positions, both free-running `u32`
+//! counters reduced modulo `CAPACITY` to index a slot:
+//!
+//! * `tail`, written only by the owner: the next slot to push into.
+//! * `head`, one `AtomicU64` packing two counters, `steal` in the high half and
+//!   `real` in the low half. `real` is the next slot to pop. `steal` trails
+//!   `real` while a thief is copying slots out: the slots in `steal..real` are
+//!   claimed by that thief but not yet copied, so the owner may not overwrite
+//!   them. When no thief is active, `steal == real`.
+//!
+//! Operations:
+//!
+//! * **push** (owner): if `tail - steal < CAPACITY`, write the slot at `tail`
+//!   and publish it with a `Release` store of `tail + 1`. Otherwise the ring is
+//!   full: if no thief is active the owner claims the older half by moving both
+//!   counters forward with one CAS and hands that half, then the new item, to
+//!   the overflow target; if a thief is active, only the new item goes there
+//!   (the thief is about to free half the ring anyway).
+//! * **pop** (owner): CAS `real` forward by one (and `steal` with it when they
+//!   were equal), then read the slot. The CAS races only with thieves.
+//! * **steal half** (thief): CAS `real` forward by half of `tail - real`,
+//!   leaving `steal` behind, which marks the thief active; copy the claimed
+//!   slots into the thief's own ring; then CAS `steal` up to `real` to release
+//!   the slots. A second thief that sees `steal != real` backs off.
+//!
+//! Every slot moves from the owner's write, through the `Release` store of
+//! `tail`, to the `Acquire` load of `tail` by whoever pops or steals it; and
+//! from a thief's copy, through its `AcqRel` CAS that releases the slots, to
+//! the owner's `Acquire` load of `head` before it writes into a freed slot.
+//! Each claim is a successful CAS on `head`, and CAS successes on one atomic
+//! are totally ordered, so no slot is ever claimed twice: every pushed item is
+//! popped, stolen or overflowed exactly once (the loom models in `loom-tests/`
+//! check this conservation).
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+
+use crate::sync::{Arc, AtomicU32, AtomicU64, Ordering::*, UnsafeCell};
+
+/// Slots in one worker's ring. Small under loom, so that models reach the
+/// overflow path in a few steps.
+#[cfg(not(loom))]
+pub const CAPACITY: usize = 256;
+/// Slots in one worker's ring. Small under loom, so that models reach the
+/// overflow path in a few steps.
+#[cfg(loom)]
+pub const CAPACITY: usize = 4;
+
+const MASK: u32 = CAPACITY as u32 - 1;
+const HALF: u32 = CAPACITY as u32 / 2;
+
+/// Where a full ring sends its older half.
+pub trait Overflow<T> {
+    /// Takes a batch, oldest first, followed by the item that did not fit.
+    fn push_batch(&self, batch: impl Iterator<Item = T>);
+}
+
+struct Inner<T> {
+    /// `steal` in the high 32 bits, `real` in the low 32 bits.
+    head: AtomicU64,
+    tail: AtomicU32,
+    slots: Box<[UnsafeCell<MaybeUninit<T>>]>,
+}
+
+/// The owner's handle: push and pop. Not `Sync` and not `Clone`, so exactly
+/// one thread at a time can push, which is what the protocol relies on.
+pub struct Local<T> {
+    inner: Arc<Inner<T>>,
+    _not_sync: PhantomData<std::cell::Cell<()>>,
+}
+
+/// A thief's handle: steal half into another ring.
+pub struct Steal<T>(Arc<Inner<T>>);
+
+/// Creates an empty ring and its two handles.
+pub fn local<T>() -> (Local<T>, Steal<T>) {
+    let slots = (0..CAPACITY)
+        .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+        .collect();
+    let inner = Arc::new(Inner {
+        head: AtomicU64::new(0),
+        tail: AtomicU32::new(0),
+        slots,
+    });
+    let local = Local {
+        inner: inner.clone(),
+        _not_sync: PhantomData,
+    };
+    (local, Steal(inner))
+}
+
+fn pack(steal: u32, real: u32) -> u64 {
+    (u64::from(steal) << 32) | u64::from(real)
+}
+
+fn unpack(head: u64) -> (u32, u32) {
+    ((head >> 32) as u32, head as u32)
+}
+
+impl<T> Inner<T> {
+    /// Moves the item out of a slot.
+    ///
+    /// # Safety
+    ///
+    /// The caller has claimed `pos` through a successful CAS on `head` (or
+    /// owns it as the tail of its own ring), and the slot holds an item
+    /// published by a `Release` store of `tail` that the caller acquired.
+    unsafe fn take(&self, pos: u32) -> T {
+        self.slots[(pos & MASK) as usize].with(|slot| {
+            // SAFETY: the caller's claim gives it the only access to this slot,
+            // and the slot was initialised by the push the caller acquired.
+            unsafe { slot.read().assume_init() }
+        })
+    }
+
+    /// Moves an item into a slot.
+    ///
+    /// # Safety
+    ///
+    /// Only the ring's owner writes, and only at `pos` with
+    /// `pos - steal < CAPACITY` for a `steal` it acquired, so no one reads the
+    /// slot until the owner publishes it.
+    unsafe fn put(&self, pos: u32, item: T) {
+        self.slots[(pos & MASK) as usize].with_mut(|slot| {
+            // SAFETY: the slot is free (caller's contract), so writing does not
+            // overwrite a live item and no reader can observe the write early.
+            unsafe { slot.write(MaybeUninit::new(item)) }
+        })
+    }
+
+    fn len(&self) -> u32 {
+        // Relaxed: a length is a hint for victim choice and batch sizing; the
+        // operations that move items re-read with proper ordering.
+        let (_, real) = unpack(self.head.load(Relaxed));
+        self.tail.load(Relaxed).wrapping_sub(real)
+    }
+}
+
+impl<T> Local<T> {
+    /// The number of items in the ring (exact for the owner, up to concurrent
+    /// steals).
+    pub fn len(&self) -> usize {
+        self.inner.len() as usize
+    }
+
+    /// Room left, as the owner sees it: slots claimed by an active thief are
+    /// not free yet.
+    pub fn remaining(&self) -> usize {
+        // Acquire: pairs with the thief's AcqRel CAS that releases its slots.
+        let (steal, _) = unpack(self.inner.head.load(Acquire));
+        CAPACITY - self.tail_unsync().wrapping_sub(steal) as usize
+    }
+
+    fn tail_unsync(&self) -> u32 {
+        // Relaxed: only the owner stores `tail`, and this is the owner.
+        self.inner.tail.load(Relaxed)
+    }
+
+    /// Pushes at the tail; when the ring is full, moves its older half and
+    /// then `item` to `overflow`.
+    pub fn push_back(&self, mut item: T, overflow: &impl Overflow<T>) {
+        let tail = self.tail_unsync();
+        loop {
+            // Acquire: pairs with the thief's AcqRel CAS that releases the
+            // slots it copied, before we write into them again.
+            let (steal, real) = unpack(self.inner.head.load(Acquire));
+            if tail.wrapping_sub(steal) < CAPACITY as u32 {
+                // SAFETY: `tail - steal < CAPACITY`, so the slot at `tail` is
+                // not claimed by anyone, and only the owner writes.
+                unsafe { self.inner.put(tail, item) };
+                // Release: publishes the slot to the Acquire loads of `tail`
+                // in `pop` and `steal_into`.
+                self.inner.tail.store(tail.wrapping_add(1), Release);
+                return;
+            }
+            if steal != real {
+                // A thief is copying out half the ring right now.
+                overflow.push_batch(std::iter::once(item));
+                return;
+            }
+            match self.overflow_half(real, item, overflow) {
+                Ok(()) => return,
+                Err(back) => item = back,
+            }
+        }
+    }
+
+    /// Claims the older half of a full ring and sends it with `item` to the
+    /// overflow target. Fails (giving `item` back) if a thief moved `head`.
+    fn overflow_half(&self, real: u32, item: T, overflow: &impl Overflow<T>) -> Result<(), T> {
+        let claimed_to = real.wrapping_add(HALF);
+        let expected = pack(real, real);
+        // AcqRel: Acquire pairs with a thief's release of slots it copied;
+        // Release is not needed by anyone reading these slots (we read them
+        // ourselves) but keeps every head CAS uniform.
+        if self
+            .inner
+            .head
+            .compare_exchange(expected, pack(claimed_to, claimed_to), AcqRel, Relaxed)
+            .is_err()
+        {
+            return Err(item);
+        }
+        let inner = &self.inner;
+        let batch = (0..HALF).map(move |i| {
+            // SAFETY: the CAS above claimed `real..real + HALF` for the owner;
+            // those slots were pushed by this thread.
+            unsafe { inner.take(real.wrapping_add(i)) }
+        });
+        overflow.push_batch(batch.chain(std::iter::once(item)));
+        Ok(())
+    }
+
+    /// Pops the oldest item.
+    pub fn pop(&self) -> Option<T> {
+        // Acquire: pairs with a thief's CAS, so a claim it made is seen.
+        let mut head = self.inner.head.load(Acquire);
+        let pos = loop {
+            let (steal, real) = unpack(head);
+            if real == self.tail_unsync() {
+                return None;
+            }
+            let next_real = real.wrapping_add(1);
+            let next = if steal == real {
+                pack(next_real, next_real)
+            } else {
+                pack(steal, next_real)
+            };
+            // AcqRel: the CAS orders our claim against thieves' claims on
+            // `head`; Acquire on failure re-reads their claim.
+            match self
+                .inner
+                .head
+                .compare_exchange(head, next, AcqRel, Acquire)
+            {
+                Ok(_) => break real,
+                Err(actual) => head = actual,
+            }
+        };
+        // SAFETY: the CAS claimed `pos`, and the owner itself pushed it.
+        Some(unsafe { self.inner.take(pos) })
+    }
+}
+
+impl<T> Drop for Local<T> {
+    fn drop(&mut self) {
+        // Items left in the ring are owned by nobody else: drop them here
+        // rather than leaking them with the slots.
+        while self.pop().is_some() {}
+    }
+}
+
+impl<T> Steal<T> {
+    /// The number of items in the victim's ring (a racy hint).
+    pub fn len(&self) -> usize {
+        self.0.len() as usize
+    }
+
+    /// Whether the victim's ring looked empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Steals half of the victim's items (rounded up) into `dst`, returning
+    /// one of them to run at once. `dst` must have room for half a ring.
+    pub fn steal_into(&self, dst: &Local<T>) -> Option<T> {
+        if dst.remaining() < HALF as usize {
+            return None;
+        }
+        let dst_tail = dst.tail_unsync();
+        let n = self.steal_into_ring(dst, dst_tail);
+        if n == 0 {
+            return None;
+        }
+        let last = dst_tail.wrapping_add(n - 1);
+        // SAFETY: `last` was written by `steal_into_ring` into the thief's own
+        // ring and is not yet published, so only this thread can see it.
+        let item = unsafe { dst.inner.take(last) };
+        if n > 1 {
+            // Release: publishes the copied slots to whoever pops or steals
+            // from `dst` (their Acquire loads of `tail`).
+            dst.inner.tail.store(last, Release);
+        }
+        Some(item)
+    }
+
+    /// Claims, copies and releases up to half the victim's items. Returns how
+    /// many were copied into `dst` starting at `dst_tail` (not yet published).
+    fn steal_into_ring(&self, dst: &Local<T>, dst_tail: u32) -> u32 {
+        let src = &*self.0;
+        // Acquire: pairs with other CASes on `head`.
+        let mut head = src.head.load(Acquire);
+        let (first, n, claimed) = loop {
+            let (steal, real) = unpack(head);
+            if steal != real {
+                return 0; // another thief is active
+            }
+            // Acquire: pairs with the owner's Release store of `tail`, making
+            // the slots below it readable.
+            let tail = src.tail.load(Acquire);
+            let available = tail.wrapping_sub(real);
+            let n = available - available / 2;
+            if n == 0 || available > CAPACITY as u32 {
+                return 0; // empty, or a stale snapshot: try elsewhere
+            }
+            let claimed = pack(steal, real.wrapping_add(n));
+            // AcqRel: orders this claim against the owner's pops and other
+            // thieves; Acquire on failure re-reads their progress.
+            match src.head.compare_exchange(head, claimed, AcqRel, Acquire) {
+                Ok(_) => break (real, n, claimed),
+                Err(actual) => head = actual,
+            }
+        };
+        for i in 0..n {
+            // SAFETY: the CAS claimed `first..first + n`; the owner published
+            // them before the `tail` we acquired.
+            let item = unsafe { src.take(first.wrapping_add(i)) };
+            // SAFETY: `dst` is the caller's own ring with at least HALF free
+            // slots (checked by `steal_into`), and `n <= HALF`.
+            unsafe { dst.inner.put(dst_tail.wrapping_add(i), item) };
+        }
+        self.release_claim(claimed);
+        n
+    }
+
+    /// Moves `steal` up to `real`, handing the copied slots back to the owner.
+    fn release_claim(&self, mut head: u64) {
+        loop {
+            let (_, real) = unpack(head);
+            // AcqRel: Release pairs with the owner's Acquire load of `head`
+            // in `push_back`, ordering our slot reads before its next writes.
+            match self
+                .0
+                .head
+                .compare_exchange(head, pack(real, real), AcqRel, Acquire)
+            {
+                Ok(_) => return,
+                // The owner popped meanwhile (moving `real` only); retry.
+                Err(actual) => head = actual,
+            }
+        }
+    }
+}
+
+impl<T> Clone for Steal<T> {
+    fn clone(&self) -> Self {
+        Steal(self.0.clone())
+    }
+}
+
+impl<T> fmt::Debug for Local<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Local").field("len", &self.len()).finish()
+    }
+}
+
+impl<T> fmt::Debug for Steal<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Steal").field("len", &self.len()).finish()
+    }
+}
+
+// SAFETY: items move between threads through the ring, so `T: Send` is
+// required and sufficient; the slots are only accessed under the claim
+// protocol above.
+unsafe impl<T: Send> Send for Inner<T> {}
+// SAFETY: shared access to `Inner` is mediated by the atomics; no `&T` is ever
+// handed out, so `T: Sync` is not needed.
+unsafe impl<T: Send> Sync for Inner<T> {}

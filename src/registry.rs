@@ -1,0 +1,111 @@
+//! The executor's list of parked tasks, kept so that shutdown can drop them.
+//!
+//! A task that is queued is reachable from a queue, and a task that is
+//! running will return to its worker; only a task parked on a waker held
+//! elsewhere (a channel, a timer, another task's future) is out of the
+//! executor's reach. To drop such tasks on shutdown, a task registers a clone
+//! of its waker the first time it returns `Pending`, and deregisters when its
+//! future is dropped. Tasks that finish in their first poll (most small
+//! tasks) never touch the registry.
+//!
+//! The registry is sharded per worker (the shard of the worker that first
+//! parked the task), each shard a mutex-protected slab, so registration takes
+//! an uncontended lock; there is no global lock on the spawn or completion
+//! path. On shutdown, [`Registry::close`] takes every waker; waking them
+//! schedules the tasks, and the closed executor drops their runnables, which
+//! drops their futures.
+
+use std::task::Waker;
+
+use slab::Slab;
+
+use crate::context;
+use crate::executor::Shared;
+use crate::sync::{lock, Arc, Mutex};
+
+/// Aligns a shard to its own cache lines, so that workers registering in
+/// their own shards do not contend on one line.
+#[repr(align(128))]
+struct Padded<T>(T);
+
+struct Shard {
+    closed: bool,
+    wakers: Slab<Waker>,
+}
+
+/// Sharded registry of parked tasks' wakers.
+pub(crate) struct Registry {
+    shards: Box<[Padded<Mutex<Shard>>]>,
+}
+
+impl Registry {
+    pub(crate) fn new(shards: usize) -> Registry {
+        let shards = (0..shards.max(1))
+            .map(|_| {
+                Padded(Mutex::new(Shard {
+                    closed: false,
+                    wakers: Slab::new(),
+                }))
+            })
+            .collect();
+        Registry { shards }
+    }
+
+    fn insert(&self, shard: usize, waker: &Waker) -> Option<usize> {
+        let mut shard = lock(&self.shards[shard].0);
+        (!shard.closed).then(|| shard.wakers.insert(waker.clone()))
+    }
+
+    fn remove(&self, shard: usize, key: usize) {
+        let mut shard = lock(&self.shards[shard].0);
+        if !shard.closed {
+            shard.wakers.try_remove(key);
+        }
+    }
+
+    /// Closes every shard and returns all registered wakers.
+    pub(crate) fn close(&self) -> Vec<Waker> {
+        let mut all = Vec::new();
+        for shard in self.shards.iter() {
+            let mut shard = lock(&shard.0);
+            shard.closed = true;
+            all.extend(shard.wakers.drain());
+        }
+        all
+    }
+
+    /// Parked tasks currently registered.
+    pub(crate) fn len(&self) -> usize {
+        self.shards.iter().map(|s| lock(&s.0).wakers.len()).sum()
+    }
+}
+
+/// A task's entry in the registry, removed when dropped.
+pub(crate) struct Registration {
+    shared: Arc<Shared>,
+    shard: usize,
+    key: usize,
+}
+
+impl Registration {
+    /// Registers the task being polled on this worker thread. Returns `None`
+    /// off worker threads (tasks only run on workers) and after shutdown.
+    pub(crate) fn register(waker: &Waker) -> Option<Registration> {
+        context::with_worker(|worker| {
+            let worker = worker?;
+            let shared = worker.shared_arc();
+            let key = shared.registry().insert(worker.index(), waker)?;
+            Some(Registration {
+                shared: shared.clone(),
+                shard: worker.index(),
+                key,
+            })
+        })
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.shared.registry().remove(self.shard, self.key);
+    }
+}

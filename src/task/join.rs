@@ -1,0 +1,201 @@
+//! Handles to a spawned task's output.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::task::{Context, Poll};
+
+use super::Panic;
+
+type Output<T> = Option<Result<T, Panic>>;
+
+/// An owned permission to await a task's output.
+///
+/// Awaiting gives `Ok(output)`, or a [`JoinError`] if the task panicked or
+/// was cancelled. Dropping the handle **detaches** the task: it runs on, and
+/// its output is dropped when it finishes. [`abort`](JoinHandle::abort)
+/// cancels it instead.
+///
+/// ```
+/// let sum = fastexec::block_on(async {
+///     let a = fastexec::spawn(async { 20 });
+///     let b = fastexec::spawn(async { 22 });
+///     a.await.unwrap() + b.await.unwrap()
+/// });
+/// assert_eq!(sum, 42);
+/// ```
+#[must_use = "dropping a JoinHandle detaches the task; write `let _ = spawn(..)` to mean that"]
+pub struct JoinHandle<T> {
+    state: State<T>,
+}
+
+enum State<T> {
+    /// The task may still be running.
+    Live(async_task::FallibleTask<Result<T, Panic>>),
+    /// `abort` was called: waiting until the task's future has been dropped.
+    Aborting(Pin<Box<dyn Future<Output = Output<T>> + Send>>),
+    /// The output has been taken.
+    Done,
+}
+
+impl<T: Send + 'static> JoinHandle<T> {
+    pub(crate) fn new(task: async_task::Task<Result<T, Panic>>) -> Self {
+        JoinHandle {
+            state: State::Live(task.fallible()),
+        }
+    }
+
+    /// Cancels the task: its future is dropped (at once if it is idle, after
+    /// the current poll if it is running), and awaiting the handle then gives
+    /// a cancelled [`JoinError`]. If the task had already finished, awaiting
+    /// still gives its output. Aborting twice is harmless.
+    ///
+    /// ```
+    /// let err = fastexec::block_on(async {
+    ///     let mut handle = fastexec::spawn(std::future::pending::<()>());
+    ///     handle.abort();
+    ///     handle.await.unwrap_err()
+    /// });
+    /// assert!(err.is_cancelled());
+    /// ```
+    pub fn abort(&mut self) {
+        if !matches!(self.state, State::Live(_)) {
+            return;
+        }
+        if let State::Live(task) = std::mem::replace(&mut self.state, State::Done) {
+            self.state = State::Aborting(Box::pin(task.cancel()));
+        }
+    }
+}
+
+impl<T> JoinHandle<T> {
+    /// Whether the task has finished: completed, panicked or been cancelled.
+    pub fn is_finished(&self) -> bool {
+        match &self.state {
+            State::Live(task) => task.is_finished(),
+            State::Aborting(_) | State::Done => true,
+        }
+    }
+}
+
+impl<T> Future for JoinHandle<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let output = match &mut self.state {
+            State::Live(task) => std::task::ready!(Pin::new(task).poll(cx)),
+            State::Aborting(cancel) => std::task::ready!(cancel.as_mut().poll(cx)),
+            State::Done => panic!("JoinHandle polled after it returned the output"),
+        };
+        self.state = State::Done;
+        Poll::Ready(match output {
+            Some(Ok(value)) => Ok(value),
+            Some(Err(panic)) => Err(JoinError::panic(panic)),
+            None => Err(JoinError::cancelled()),
+        })
+    }
+}
+
+impl<T> Unpin for JoinHandle<T> {}
+
+impl<T> Drop for JoinHandle<T> {
+    fn drop(&mut self) {
+        // async-task cancels a task whose handle is dropped; ours detaches.
+        if let State::Live(task) = std::mem::replace(&mut self.state, State::Done) {
+            task.detach();
+        }
+    }
+}
+
+impl<T> fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("finished", &self.is_finished())
+            .finish()
+    }
+}
+
+/// Why a task gave no output: it panicked, or it was cancelled.
+#[derive(thiserror::Error)]
+#[error("{}", self.describe())]
+pub struct JoinError {
+    repr: Repr,
+}
+
+enum Repr {
+    Cancelled,
+    /// A `Mutex` makes the `Send`-only payload shareable, so that `JoinError`
+    /// is `Sync` as error types are expected to be.
+    Panic {
+        message: Option<String>,
+        payload: Mutex<Panic>,
+    },
+}
+
+impl JoinError {
+    fn cancelled() -> JoinError {
+        JoinError {
+            repr: Repr::Cancelled,
+        }
+    }
+
+    fn panic(payload: Panic) -> JoinError {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned());
+        JoinError {
+            repr: Repr::Panic {
+                message,
+                payload: Mutex::new(payload),
+            },
+        }
+    }
+
+    /// Whether the task panicked.
+    pub fn is_panic(&self) -> bool {
+        matches!(self.repr, Repr::Panic { .. })
+    }
+
+    /// Whether the task was cancelled (aborted, or its executor shut down).
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self.repr, Repr::Cancelled)
+    }
+
+    /// The panic payload, for `std::panic::resume_unwind`.
+    ///
+    /// # Panics
+    ///
+    /// If the task was cancelled rather than panicked.
+    pub fn into_panic(self) -> Box<dyn std::any::Any + Send + 'static> {
+        self.try_into_panic()
+            .unwrap_or_else(|_| panic!("JoinError::into_panic on a cancelled task"))
+    }
+
+    /// The panic payload, or the error itself if the task was cancelled.
+    pub fn try_into_panic(self) -> Result<Box<dyn std::any::Any + Send + 'static>, JoinError> {
+        match self.repr {
+            Repr::Panic { payload, .. } => {
+                Ok(payload.into_inner().unwrap_or_else(|e| e.into_inner()))
+            }
+            Repr::Cancelled => Err(self),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match &self.repr {
+            Repr::Cancelled => "task was cancelled".to_string(),
+            Repr::Panic {
+                message: Some(m), ..
+            } => format!("task panicked: {m}"),
+            Repr::Panic { message: None, .. } => "task panicked".to_string(),
+        }
+    }
+}
+
+impl fmt::Debug for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "JoinError({})", self.describe())
+    }
+}

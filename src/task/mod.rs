@@ -1,0 +1,79 @@
+//! What a spawned task is: an `async-task` allocation whose future is the
+//! user's future wrapped in [`TaskFuture`].
+//!
+//! The wrapper does three things around every poll of the user's future:
+//!
+//! * it lends the task's group membership to thread-local state, so that
+//!   tasks spawned from inside join the same groups;
+//! * it catches a panic and turns it into the task's output, so a panicking
+//!   task never unwinds through a worker;
+//! * on the first `Pending`, it registers the task's waker with the
+//!   executor's registry of parked tasks, so that dropping the executor can
+//!   wake (and thereby drop) tasks whose wakers are held elsewhere.
+//!
+//! Its fields drop in declaration order: the user's future first, then the
+//! registration, then the membership guard, so a group counts a task until
+//! its future has been dropped.
+
+mod join;
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+pub use join::{JoinError, JoinHandle};
+
+use crate::context;
+use crate::registry::Registration;
+use crate::sync::Arc;
+use crate::task_group::{MemberGuard, Membership};
+
+/// The runnable half of a task, as queued and run by workers.
+pub(crate) type Runnable = async_task::Runnable;
+
+/// A panic payload caught from a task.
+pub(crate) type Panic = Box<dyn Any + Send + 'static>;
+
+pin_project_lite::pin_project! {
+    /// The user's future plus the executor's bookkeeping (see module docs).
+    pub(crate) struct TaskFuture<F> {
+        #[pin]
+        future: F,
+        registration: Option<Registration>,
+        member: MemberGuard,
+    }
+}
+
+impl<F: Future> TaskFuture<F> {
+    /// Wraps `future`, counting it into every group of `membership`.
+    pub(crate) fn new(future: F, membership: Option<Arc<Membership>>) -> Self {
+        TaskFuture {
+            future,
+            registration: None,
+            member: MemberGuard::enter(membership),
+        }
+    }
+}
+
+impl<F: Future> Future for TaskFuture<F> {
+    type Output = Result<F::Output, Panic>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let outer = context::replace_membership(this.member.take());
+        let polled = catch_unwind(AssertUnwindSafe(|| this.future.poll(cx)));
+        this.member.restore(context::replace_membership(outer));
+        match polled {
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Err(panic) => Poll::Ready(Err(panic)),
+            Ok(Poll::Pending) => {
+                if this.registration.is_none() {
+                    *this.registration = Registration::register(cx.waker());
+                }
+                Poll::Pending
+            }
+        }
+    }
+}

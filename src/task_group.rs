@@ -1,0 +1,238 @@
+//! Structured concurrency: counting every task a scope spawned, transitively.
+//!
+//! # Protocol
+//!
+//! A group is a counter of live member tasks plus an event that fires when
+//! the counter returns to zero, after rayon's `CountLatch`. A task's
+//! *membership* is the chain of groups it counts in, shared by all tasks
+//! spawned in the same scope. The chain lives in thread-local state while a
+//! task is polled (and while `block_on` polls its root future), so a task
+//! spawned from there joins the same groups without being told.
+//!
+//! * **Spawn** increments every group of the chain before the new task can
+//!   run. The spawner is itself a live member (or the scope's owner), so a
+//!   group can only drop to zero when no spawner is left: a child is counted
+//!   before its parent's decrement, by program order in the parent.
+//! * **Finish** happens when the task's future is dropped, after it
+//!   completed, panicked or was cancelled. The decrement is `AcqRel`: its
+//!   Release half publishes everything the task did to the waiter's Acquire
+//!   load of zero. The decrementer that takes a counter to zero notifies the
+//!   event.
+//! * **Wait** checks the counter, registers a listener, and checks again
+//!   before sleeping; event-listener's notification is preceded by a `SeqCst`
+//!   fence and listener registration is `SeqCst`, so a decrement to zero that
+//!   races with the registration is seen by one of the two checks.
+//!
+//! After the final decrement the finishing task still touches the group (to
+//! notify), so the group must outlive the waiter's return: every membership
+//! holds the group by `Arc`, and the notify borrows that `Arc`, never the
+//! waiter's stack.
+
+use std::fmt;
+use std::future::Future;
+
+use event_listener::Event;
+
+use crate::context;
+use crate::sync::{Arc, AtomicUsize, Ordering::*};
+use crate::task::JoinHandle;
+
+/// The counter of one group.
+pub(crate) struct GroupInner {
+    active: AtomicUsize,
+    done: Event,
+}
+
+impl GroupInner {
+    pub(crate) fn new() -> Arc<GroupInner> {
+        Arc::new(GroupInner {
+            active: AtomicUsize::new(0),
+            done: Event::new(),
+        })
+    }
+
+    pub(crate) fn active(&self) -> usize {
+        // Acquire: pairs with the AcqRel decrement in `leave`, so a reader
+        // that sees zero also sees the members' effects.
+        self.active.load(Acquire)
+    }
+
+    fn enter(&self) {
+        // Relaxed: the increment is ordered before any decrement of the new
+        // member by the spawn itself (the task is published through the run
+        // queue's release/acquire), and a member spawning it keeps the count
+        // above zero meanwhile.
+        self.active.fetch_add(1, Relaxed);
+    }
+
+    fn leave(&self) {
+        // AcqRel: Release publishes the member's work to the Acquire load in
+        // `active`/`wait`; Acquire orders the notify after every other
+        // member's release.
+        if self.active.fetch_sub(1, AcqRel) == 1 {
+            self.done.notify(usize::MAX);
+        }
+    }
+
+    /// Resolves once the counter is zero.
+    pub(crate) async fn wait(&self) {
+        loop {
+            if self.active() == 0 {
+                return;
+            }
+            let listener = self.done.listen();
+            if self.active() == 0 {
+                return;
+            }
+            listener.await;
+        }
+    }
+}
+
+/// The chain of groups a task counts in, innermost first.
+pub(crate) struct Membership {
+    group: Arc<GroupInner>,
+    parent: Option<Arc<Membership>>,
+}
+
+impl Membership {
+    /// A chain with `group` in front of `parent` (which may be empty).
+    pub(crate) fn new(group: Arc<GroupInner>, parent: Option<Arc<Membership>>) -> Arc<Membership> {
+        Arc::new(Membership { group, parent })
+    }
+
+    fn groups(&self) -> impl Iterator<Item = &GroupInner> {
+        let mut next = Some(self);
+        std::iter::from_fn(move || {
+            let current = next?;
+            next = current.parent.as_deref();
+            Some(&*current.group)
+        })
+    }
+
+    fn contains(&self, group: &Arc<GroupInner>) -> bool {
+        self.groups().any(|g| std::ptr::eq(g, &**group))
+    }
+}
+
+/// A task's place in its groups: counts it in on creation, out on drop.
+pub(crate) struct MemberGuard(Option<Arc<Membership>>);
+
+impl MemberGuard {
+    /// Counts a new task into every group of `membership`.
+    pub(crate) fn enter(membership: Option<Arc<Membership>>) -> MemberGuard {
+        if let Some(m) = &membership {
+            m.groups().for_each(GroupInner::enter);
+        }
+        MemberGuard(membership)
+    }
+
+    /// Lends the membership out (to thread-local state during a poll).
+    pub(crate) fn take(&mut self) -> Option<Arc<Membership>> {
+        self.0.take()
+    }
+
+    /// Takes the membership back after a poll.
+    pub(crate) fn restore(&mut self, membership: Option<Arc<Membership>>) {
+        self.0 = membership;
+    }
+}
+
+impl Drop for MemberGuard {
+    fn drop(&mut self) {
+        if let Some(m) = &self.0 {
+            m.groups().for_each(GroupInner::leave);
+        }
+    }
+}
+
+/// A set of tasks that can be awaited as a whole, descendants included.
+///
+/// Every task spawned through [`TaskGroup::spawn`] is a member, and so is
+/// every task a member spawns, transitively, with [`spawn`](crate::spawn) or
+/// otherwise: membership is inherited through thread-local state while a
+/// member runs. [`wait`](TaskGroup::wait) resolves when no member is left.
+///
+/// A group created inside a task or a `block_on` also counts in the groups
+/// of that scope, so `block_on` still waits for everything spawned under it.
+///
+/// ```
+/// use fastexec::TaskGroup;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+///
+/// let done = Arc::new(AtomicUsize::new(0));
+/// let group = TaskGroup::new();
+/// for _ in 0..4 {
+///     let done = done.clone();
+///     group.spawn(async move {
+///         // A grandchild, spawned without naming the group, still counts.
+///         let done2 = done.clone();
+///         fastexec::spawn(async move { done2.fetch_add(1, Ordering::Relaxed) });
+///         done.fetch_add(1, Ordering::Relaxed);
+///     });
+/// }
+/// fastexec::block_on(group.wait());
+/// assert_eq!(done.load(Ordering::Relaxed), 8);
+/// assert_eq!(group.active(), 0);
+/// ```
+pub struct TaskGroup {
+    inner: Arc<GroupInner>,
+}
+
+impl TaskGroup {
+    /// An empty group.
+    pub fn new() -> TaskGroup {
+        TaskGroup {
+            inner: GroupInner::new(),
+        }
+    }
+
+    /// Spawns `future` as a member of this group (and of the groups of the
+    /// current scope), on the current executor.
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let current = context::membership();
+        let membership = match current {
+            Some(m) if m.contains(&self.inner) => Some(m),
+            parent => Some(Membership::new(self.inner.clone(), parent)),
+        };
+        crate::executor::spawn_with_membership(future, membership)
+    }
+
+    /// Resolves when every member and every descendant of a member has
+    /// finished (completed, panicked or been cancelled).
+    ///
+    /// Tasks spawned into the group after `wait` resolved are not waited for
+    /// by that call; call `wait` again.
+    pub fn wait(&self) -> impl Future<Output = ()> + Send + '_ {
+        self.inner.wait()
+    }
+
+    /// How many members (descendants included) are still alive.
+    pub fn active(&self) -> usize {
+        self.inner.active()
+    }
+
+    /// Whether no member is alive.
+    pub fn is_empty(&self) -> bool {
+        self.active() == 0
+    }
+}
+
+impl Default for TaskGroup {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for TaskGroup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskGroup")
+            .field("active", &self.active())
+            .finish()
+    }
+}

@@ -1,0 +1,262 @@
+//! A worker thread: where it looks for tasks, how it runs them, when it
+//! sleeps.
+//!
+//! # Ownership
+//!
+//! Each worker owns its local ring ([`Local`]), a LIFO slot holding the task
+//! most recently woken by the task it is running, and its [`Parker`]. The
+//! executor's shared state holds the thieves' handles of every ring, the
+//! global injector, the [`Idle`](crate::idle::Idle) accounting and the
+//! registry of parked tasks. The `Worker` lives in its thread's thread-local
+//! state for the thread's whole life, which is how a task's waker finds the
+//! ring to push into.
+//!
+//! # Where a task goes
+//!
+//! * A **spawned** task goes to the back of the spawning worker's ring (or to
+//!   the injector from any other thread): spawns start in order.
+//! * A task **woken by the running task** on the same worker goes into the
+//!   LIFO slot, replacing (and pushing back) any previous occupant, so a
+//!   message handed to a waiting task is handled while it is still in cache.
+//!   At most [`MAX_LIFO_STREAK`] LIFO tasks run in a row, so two tasks
+//!   waking each other cannot starve the ring.
+//! * A task that **woke itself** (`yield_now`) goes to the back of the ring,
+//!   behind everything that was waiting.
+//!
+//! # Search order
+//!
+//! Written out in [`Worker::next_task`]: every [`GLOBAL_INTERVAL`] ticks the
+//! injector comes first, so work posted from outside starts even while local
+//! tasks keep waking each other; otherwise the LIFO slot, the local ring, a
+//! batch from the injector, and finally stealing half of another worker's
+//! ring.
+//!
+//! # Shutdown
+//!
+//! When the executor's shutdown flag is raised and the worker unparked, the
+//! worker leaves its loop at the next check, unregisters from thread-local
+//! state, and drops what is left in its LIFO slot and ring: dropping a
+//! runnable drops its future. Tasks that dropping wakes land in the injector,
+//! which the executor drains after joining every worker.
+
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+
+use crate::context;
+use crate::executor::Shared;
+use crate::park::Parker;
+use crate::queue::{Local, CAPACITY};
+use crate::sync::Arc;
+use crate::task::Runnable;
+
+/// Ticks between two looks at the injector ahead of local work. Prime, so it
+/// does not fall into step with periodic task patterns.
+pub(crate) const GLOBAL_INTERVAL: u32 = 61;
+
+/// LIFO-slot tasks run in a row before the ring gets a turn.
+pub(crate) const MAX_LIFO_STREAK: u32 = 3;
+
+/// One worker's own state. Lives in its thread's thread-local state.
+pub(crate) struct Worker {
+    shared: Arc<Shared>,
+    index: usize,
+    local: Local<Runnable>,
+    lifo: Cell<Option<Runnable>>,
+    lifo_streak: Cell<u32>,
+    tick: Cell<u32>,
+    searching: Cell<bool>,
+    parker: Parker,
+    rng: Cell<u32>,
+}
+
+impl Worker {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        index: usize,
+        local: Local<Runnable>,
+        parker: Parker,
+    ) -> Self {
+        Worker {
+            shared,
+            index,
+            local,
+            lifo: Cell::new(None),
+            lifo_streak: Cell::new(0),
+            tick: Cell::new(0),
+            searching: Cell::new(false),
+            parker,
+            // Any odd seed works for xorshift; spread workers apart.
+            rng: Cell::new((index as u32).wrapping_mul(0x9E37_79B9) | 1),
+        }
+    }
+
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    pub(crate) fn shared_arc(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Queues a newly spawned task at the back of the ring.
+    pub(crate) fn push_new(&self, task: Runnable) {
+        self.local.push_back(task, &*self.shared);
+        self.shared.notify_one();
+    }
+
+    /// Queues a woken task: into the LIFO slot unless it woke itself.
+    pub(crate) fn schedule_woken(&self, task: Runnable, woke_itself: bool) {
+        if woke_itself {
+            self.push_new(task);
+        } else if let Some(previous) = self.lifo.replace(Some(task)) {
+            self.push_new(previous);
+        }
+    }
+
+    /// The search order, in one place (see the module docs).
+    pub(crate) fn next_task(&self) -> Option<Runnable> {
+        let tick = self.tick.get().wrapping_add(1);
+        self.tick.set(tick);
+        if tick % GLOBAL_INTERVAL == 0 {
+            if let Some(task) = self.shared.pop_injected() {
+                return Some(task);
+            }
+        }
+        if let Some(task) = self.pop_lifo() {
+            return Some(task);
+        }
+        self.lifo_streak.set(0);
+        self.local
+            .pop()
+            .or_else(|| self.pull_injected_batch())
+            .or_else(|| self.search())
+    }
+
+    fn pop_lifo(&self) -> Option<Runnable> {
+        let task = self.lifo.take()?;
+        let streak = self.lifo_streak.get();
+        if streak < MAX_LIFO_STREAK {
+            self.lifo_streak.set(streak + 1);
+            return Some(task);
+        }
+        // Let the ring have a turn; the LIFO task waits behind it.
+        self.lifo_streak.set(0);
+        self.local.push_back(task, &*self.shared);
+        None
+    }
+
+    /// Moves a fair share of the injector into the ring; returns one task.
+    fn pull_injected_batch(&self) -> Option<Runnable> {
+        let first = self.shared.pop_injected()?;
+        let fair_share = self.shared.injected_len() / self.shared.workers() + 1;
+        let room = self.local.remaining().min(CAPACITY / 2);
+        for _ in 1..fair_share.min(room) {
+            match self.shared.pop_injected() {
+                Some(task) => self.local.push_back(task, &*self.shared),
+                None => break,
+            }
+        }
+        Some(first)
+    }
+
+    /// Steals from other workers, if this worker may search. At most half
+    /// the workers search at once.
+    fn search(&self) -> Option<Runnable> {
+        if !self.searching.get() {
+            if !self.shared.idle().transition_to_searching() {
+                return None;
+            }
+            self.searching.set(true);
+        }
+        self.steal().or_else(|| self.pull_injected_batch())
+    }
+
+    /// Takes half of the first non-empty ring, starting at a random victim.
+    fn steal(&self) -> Option<Runnable> {
+        let stealers = self.shared.stealers();
+        let n = stealers.len();
+        let start = self.next_random() as usize % n;
+        (0..n)
+            .map(|i| (start + i) % n)
+            .filter(|&victim| victim != self.index)
+            .find_map(|victim| stealers[victim].steal_into(&self.local))
+    }
+
+    fn next_random(&self) -> u32 {
+        let mut x = self.rng.get();
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.rng.set(x);
+        x
+    }
+
+    /// Runs one task. Found work ends a search; if this was the last
+    /// searcher, another worker is woken to look for more.
+    pub(crate) fn run_task(&self, task: Runnable) {
+        if self.searching.replace(false) && self.shared.idle().transition_from_searching() {
+            self.shared.notify_one();
+        }
+        // The task's own panics are caught inside its future; this only
+        // catches a panic from a destructor that runs after completion.
+        let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
+    }
+
+    /// Sleeps until woken by new work, shutdown or an unpark from a
+    /// `block_on` waker on this thread.
+    pub(crate) fn park(&self) {
+        let idle = self.shared.idle();
+        let was_searching = self.searching.replace(false);
+        if idle.transition_to_parked(self.index, was_searching) && self.shared.has_visible_work() {
+            self.shared.notify_one();
+        }
+        if !self.shared.is_shutdown() {
+            self.parker.park();
+        }
+        if idle.transition_from_parked(self.index) {
+            self.searching.set(true);
+        }
+    }
+
+    /// The worker thread's main loop.
+    pub(crate) fn run(&self) {
+        while !self.shared.is_shutdown() {
+            match self.next_task() {
+                Some(task) => self.run_task(task),
+                None => self.park(),
+            }
+        }
+    }
+
+    /// Drops every task left in this worker's slot and ring, including tasks
+    /// that dropping wakes onto this worker.
+    fn drain(&self) {
+        loop {
+            let task = self.lifo.take().or_else(|| self.local.pop());
+            match task {
+                Some(task) => drop(task),
+                None => return,
+            }
+        }
+    }
+}
+
+/// Body of a worker thread: run until shutdown, then drop leftovers.
+pub(crate) fn thread_main(
+    shared: Arc<Shared>,
+    index: usize,
+    local: Local<Runnable>,
+    parker: Parker,
+) {
+    let worker = Rc::new(Worker::new(shared, index, local, parker));
+    context::enter_worker(worker.clone());
+    worker.run();
+    // Still registered, so that tasks woken while dropping come back here.
+    worker.drain();
+    context::exit_worker();
+}
