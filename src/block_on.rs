@@ -23,9 +23,10 @@ use std::task::{Context, Poll, Wake, Waker};
 use crate::context;
 use crate::executor::Shared;
 use crate::park::{Parker, Unparker};
-use crate::sync::{Arc, AtomicBool, Ordering::*};
+use crate::sync::{AtomicBool, Ordering::*};
 use crate::task_group::{GroupInner, Membership};
 use crate::worker::Worker;
+use std::sync::Arc;
 
 /// See [`crate::block_on`].
 pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output {

@@ -6,9 +6,9 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::executor::Shared;
-use crate::sync::Arc;
 use crate::task_group::Membership;
 use crate::worker::Worker;
+use std::sync::Arc;
 
 thread_local! {
     /// Set for the whole life of a worker thread.

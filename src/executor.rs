@@ -29,10 +29,11 @@ use crate::idle::Idle;
 use crate::park::{Parker, Unparker};
 use crate::queue::{self, Local, Overflow, Steal};
 use crate::registry::Registry;
-use crate::sync::{Arc, AtomicBool, Ordering::*};
+use crate::sync::{AtomicBool, Ordering::*};
 use crate::task::{JoinHandle, Runnable, TaskFuture};
 use crate::task_group::Membership;
 use crate::worker;
+use std::sync::Arc;
 
 /// State shared by an executor's handle, its workers and its tasks'
 /// schedule functions.

@@ -21,21 +21,33 @@
 //!   list under the lock. If it was the last searcher it then checks every
 //!   queue once more and wakes a worker if it finds anything.
 //!
-//! # Why no wake-up is lost
+//! # Why no work is stranded
 //!
-//! The notifier writes its queue and then reads the state word; the parking
-//! worker writes the state word and then (as the last searcher) reads the
-//! queues. Each side's write and read are separated by a `SeqCst` fence or
-//! `SeqCst` read-modify-write, so in the single total order of `SeqCst`
-//! operations one of the two reads comes second and sees the other side's
-//! write. Either the notifier sees the searcher gone and wakes a sleeper, or
-//! the last searcher sees the work and wakes one. (Release/acquire alone does
-//! not forbid both reads seeing stale values: this is the store-buffering
-//! shape, which is why these operations are `SeqCst`.) A worker that was
-//! running (not searching) when it decided to park cannot strand work either:
-//! any work pushed before its decision was visible to its own last look,
-//! and work pushed after it has a notifier that sees fewer unparked workers
-//! than there are workers.
+//! The promise is liveness: while a task sits in a queue, some unparked
+//! worker will look at that queue again. (A sleeper may stay asleep while a
+//! busy worker still has queued work; that costs parallelism for at most
+//! the busy worker's current poll, as in tokio.)
+//!
+//! A notifier skips the wake-up only if (a) someone is searching, or (b) no
+//! worker is parked.
+//!
+//! * (b) Every worker is awake, and each looks at the injector and its own
+//!   ring before it parks. One refused permission to search still leaves a
+//!   searcher awake, which is case (a).
+//! * (a) The searcher either finds work, and is then a running worker that
+//!   will look at every queue again before it parks; or it parks as the last
+//!   searcher and looks at every queue once more. That last look cannot miss
+//!   the push: the notifier wrote its queue and then read the state word,
+//!   the searcher wrote the state word and then read the queues, and each
+//!   side's write and read are separated by a `SeqCst` fence or `SeqCst`
+//!   read-modify-write. In the single total order of `SeqCst` operations one
+//!   of the two reads comes second and sees the other's write: either the
+//!   notifier saw no searcher (and woke a sleeper) or the last searcher sees
+//!   the work (and wakes one). Release/acquire alone does not forbid both
+//!   reads seeing stale values (the store-buffering shape), which is why
+//!   these operations are `SeqCst`.
+//!
+//! `loom-tests/tests/park.rs` model-checks this with one and two workers.
 //!
 //! The [`Parker`](crate::park::Parker) remembers an `unpark` that arrives
 //! before `park`, so a worker picked from the list between its check and its

@@ -95,7 +95,12 @@ impl Parker {
             .compare_exchange(EMPTY, PARKED, Acquire, Acquire)
         {
             debug_assert_eq!(actual, NOTIFIED);
-            inner.state.store(EMPTY, Relaxed);
+            // A swap, not a store: a second `unpark` may have landed since
+            // the CAS read NOTIFIED, and reading its write is what makes
+            // its Release (and what it published) visible to us. A plain
+            // store would consume that notification without synchronizing
+            // with it (loom found this).
+            let _ = inner.state.swap(EMPTY, Acquire);
             return true;
         }
         loop {

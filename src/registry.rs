@@ -21,7 +21,8 @@ use slab::Slab;
 
 use crate::context;
 use crate::executor::Shared;
-use crate::sync::{lock, Arc, Mutex};
+use crate::sync::{lock, Mutex};
+use std::sync::Arc;
 
 /// Aligns a shard to its own cache lines, so that workers registering in
 /// their own shards do not contend on one line.

@@ -34,8 +34,9 @@ use std::future::Future;
 use event_listener::Event;
 
 use crate::context;
-use crate::sync::{Arc, AtomicUsize, Ordering::*};
+use crate::sync::{AtomicUsize, Ordering::*};
 use crate::task::JoinHandle;
+use std::sync::Arc;
 
 /// The counter of one group.
 pub(crate) struct GroupInner {
@@ -234,5 +235,49 @@ impl fmt::Debug for TaskGroup {
         f.debug_struct("TaskGroup")
             .field("active", &self.active())
             .finish()
+    }
+}
+
+/// The bare group counter, for the loom model in `loom-tests/`.
+#[cfg(loom)]
+pub mod loom_api {
+    use super::GroupInner;
+    use std::sync::Arc;
+
+    /// One group's counter and completion event.
+    #[derive(Clone)]
+    pub struct GroupCounter(Arc<GroupInner>);
+
+    impl GroupCounter {
+        /// An empty group.
+        pub fn new() -> Self {
+            GroupCounter(GroupInner::new())
+        }
+
+        /// Counts one member in (what spawning does).
+        pub fn enter(&self) {
+            self.0.enter();
+        }
+
+        /// Counts one member out (what dropping its future does).
+        pub fn leave(&self) {
+            self.0.leave();
+        }
+
+        /// Live members.
+        pub fn active(&self) -> usize {
+            self.0.active()
+        }
+
+        /// Resolves when no member is left.
+        pub async fn wait(&self) {
+            self.0.wait().await
+        }
+    }
+
+    impl Default for GroupCounter {
+        fn default() -> Self {
+            Self::new()
+        }
     }
 }

@@ -47,8 +47,8 @@ use crate::context;
 use crate::executor::Shared;
 use crate::park::Parker;
 use crate::queue::{Local, CAPACITY};
-use crate::sync::Arc;
 use crate::task::Runnable;
+use std::sync::Arc;
 
 /// Ticks between two looks at the injector ahead of local work. Prime, so it
 /// does not fall into step with periodic task patterns.

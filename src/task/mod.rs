@@ -27,8 +27,8 @@ pub use join::{JoinError, JoinHandle};
 
 use crate::context;
 use crate::registry::Registration;
-use crate::sync::Arc;
 use crate::task_group::{MemberGuard, Membership};
+use std::sync::Arc;
 
 /// The runnable half of a task, as queued and run by workers.
 pub(crate) type Runnable = async_task::Runnable;
