@@ -24,8 +24,13 @@ fn count_primes(range: std::ops::Range<u64>) -> u64 {
 }
 
 fn main() {
-    let executor = fastexec::Executor::builder().build().expect("start workers");
-    println!("fastexec quickstart on {} worker threads", executor.threads());
+    let executor = fastexec::Executor::builder()
+        .build()
+        .expect("start workers");
+    println!(
+        "fastexec quickstart on {} worker threads",
+        executor.threads()
+    );
 
     // 1. Structured concurrency: block_on waits for every task spawned
     //    under it, grandchildren included, even detached ones.
@@ -35,14 +40,16 @@ fn main() {
     executor.block_on(async move {
         for chunk in (0..LIMIT).step_by(CHUNK as usize) {
             let sum = sum.clone();
-            let _detached = fastexec::spawn(async move {
+            fastexec::spawn(async move {
                 for sub in (chunk..chunk + CHUNK).step_by(SUB as usize) {
                     let sum = sum.clone();
-                    let _ = fastexec::spawn(async move {
+                    fastexec::spawn(async move {
                         sum.fetch_add(count_primes(sub..sub + SUB), Ordering::Relaxed);
-                    });
+                    })
+                    .detach();
                 }
-            });
+            })
+            .detach();
         }
     });
     let parallel = started.elapsed();
@@ -65,15 +72,20 @@ fn main() {
     let twins = Arc::new(AtomicU64::new(0));
     for start in (0..LIMIT).step_by(CHUNK as usize) {
         let twins = twins.clone();
-        group.spawn(async move {
-            let found = (start..start + CHUNK)
-                .filter(|&n| is_prime(n) && is_prime(n + 2))
-                .count() as u64;
-            twins.fetch_add(found, Ordering::Relaxed);
-        });
+        group
+            .spawn(async move {
+                let found = (start..start + CHUNK)
+                    .filter(|&n| is_prime(n) && is_prime(n + 2))
+                    .count() as u64;
+                twins.fetch_add(found, Ordering::Relaxed);
+            })
+            .detach();
     }
     executor.block_on(group.wait());
-    println!("twin-prime pairs below {LIMIT}: {}", twins.load(Ordering::Relaxed));
+    println!(
+        "twin-prime pairs below {LIMIT}: {}",
+        twins.load(Ordering::Relaxed)
+    );
 
     // Check against one thread.
     let started = Instant::now();

@@ -22,11 +22,12 @@
 //!     for _ in 0..100 {
 //!         let seen = seen.clone();
 //!         // Detached: block_on still waits for it, and for its children.
-//!         let _ = fastexec::spawn(async move {
+//!         fastexec::spawn(async move {
 //!             let inner = seen.clone();
-//!             let _ = fastexec::spawn(async move { inner.fetch_add(1, Ordering::Relaxed) });
+//!             fastexec::spawn(async move { inner.fetch_add(1, Ordering::Relaxed) }).detach();
 //!             seen.fetch_add(1, Ordering::Relaxed);
-//!         });
+//!         })
+//!         .detach();
 //!     }
 //! });
 //! assert_eq!(counter.load(Ordering::Relaxed), 200);
@@ -91,9 +92,10 @@ pub use futures_util::join;
 /// let grandchild_ran = Arc::new(AtomicBool::new(false));
 /// let flag = grandchild_ran.clone();
 /// fastexec::block_on(async move {
-///     let _ = fastexec::spawn(async move {
-///         let _ = fastexec::spawn(async move { flag.store(true, Ordering::Relaxed) });
-///     });
+///     fastexec::spawn(async move {
+///         fastexec::spawn(async move { flag.store(true, Ordering::Relaxed) }).detach();
+///     })
+///     .detach();
 /// });
 /// assert!(grandchild_ran.load(Ordering::Relaxed));
 /// ```

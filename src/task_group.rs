@@ -169,9 +169,10 @@ impl Drop for MemberGuard {
 ///     group.spawn(async move {
 ///         // A grandchild, spawned without naming the group, still counts.
 ///         let done2 = done.clone();
-///         fastexec::spawn(async move { done2.fetch_add(1, Ordering::Relaxed) });
+///         fastexec::spawn(async move { done2.fetch_add(1, Ordering::Relaxed) }).detach();
 ///         done.fetch_add(1, Ordering::Relaxed);
-///     });
+///     })
+///     .detach();
 /// }
 /// fastexec::block_on(group.wait());
 /// assert_eq!(done.load(Ordering::Relaxed), 8);

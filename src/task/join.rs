@@ -25,7 +25,7 @@ type Output<T> = Option<Result<T, Panic>>;
 /// });
 /// assert_eq!(sum, 42);
 /// ```
-#[must_use = "dropping a JoinHandle detaches the task; write `let _ = spawn(..)` to mean that"]
+#[must_use = "dropping a JoinHandle detaches the task; call `.detach()` to mean that"]
 pub struct JoinHandle<T> {
     state: State<T>,
 }
@@ -70,6 +70,18 @@ impl<T: Send + 'static> JoinHandle<T> {
 }
 
 impl<T> JoinHandle<T> {
+    /// Lets the task run on without a handle; the same as dropping it, said
+    /// out loud. An enclosing `block_on` or `TaskGroup` still waits for it.
+    ///
+    /// ```
+    /// fastexec::block_on(async {
+    ///     fastexec::spawn(async { /* runs to completion */ }).detach();
+    /// });
+    /// ```
+    pub fn detach(self) {
+        drop(self);
+    }
+
     /// Whether the task has finished: completed, panicked or been cancelled.
     pub fn is_finished(&self) -> bool {
         match &self.state {
