@@ -50,6 +50,7 @@
 mod block_on;
 mod context;
 mod executor;
+pub mod graph;
 mod idle;
 mod park;
 mod queue;
