@@ -57,8 +57,10 @@ pub(crate) struct Effects {
     pub(crate) ready: Vec<u32>,
     /// Drivers of cancelled running tasks: abort them.
     pub(crate) abort: Vec<JoinHandle<()>>,
-    /// Some node reached a terminal state: wake waiters.
+    /// Some node reached a terminal state: wake waiters for tasks.
     pub(crate) changed: bool,
+    /// Every node is now terminal: wake waiters for the whole run.
+    pub(crate) finished: bool,
 }
 
 /// Everything an attempt needs, taken under the lock.
@@ -351,6 +353,7 @@ impl<T> Core<T> {
         fx.changed = true;
         if self.live == 0 {
             self.finished_at = Some(now);
+            fx.finished = true;
         }
     }
 

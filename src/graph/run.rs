@@ -3,6 +3,7 @@
 
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Instant, SystemTime};
 
@@ -133,6 +134,7 @@ impl<T: Send + Sync + 'static> Graph<T> {
             shared: Arc::new(Shared {
                 core: Mutex::new(self.core),
                 changed: Event::new(),
+                watchers: AtomicUsize::new(0),
                 t0: Instant::now(),
                 started_at: SystemTime::now(),
             }),
@@ -156,8 +158,12 @@ impl<T: Send + Sync + 'static> Graph<T> {
 /// State shared by a run's handles and its task drivers.
 struct Shared<T> {
     core: Mutex<Core<T>>,
-    /// Notified whenever some task reaches a terminal state.
+    /// Notified when the run finishes, and when some task reaches a terminal
+    /// state while anyone waits for a single task: waking `wait_all` on
+    /// every completion would cost a thread wake-up per task.
     changed: Event,
+    /// How many `wait` calls are in progress.
+    watchers: AtomicUsize,
     t0: Instant,
     started_at: SystemTime,
 }
@@ -177,7 +183,9 @@ impl<T: Send + Sync + 'static> Shared<T> {
         for mut handle in fx.abort {
             handle.abort();
         }
-        if fx.changed {
+        // SeqCst pairs with the increment in `wait`: a watcher registered
+        // before our transition is seen here, or it saw the transition itself.
+        if fx.finished || (fx.changed && self.watchers.load(Ordering::SeqCst) > 0) {
             self.changed.notify(usize::MAX);
         }
     }
@@ -343,6 +351,7 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// that wait never ends.
     pub async fn wait(&self, id: &str) -> Result<Arc<T>, GraphError> {
         let i = self.shared.lock().lookup(id)?;
+        let _watching = Watching::new(&self.shared.watchers);
         self.wait_until(|core| {
             let node = core.node(i);
             match node.state {
@@ -393,5 +402,22 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
 
     fn check<R>(&self, check: &impl Fn(&Core<T>) -> Option<R>) -> Option<R> {
         check(&self.shared.lock())
+    }
+}
+
+/// Counts a `wait` in progress for as long as it lives (also when the
+/// waiting future is dropped early).
+struct Watching<'a>(&'a AtomicUsize);
+
+impl<'a> Watching<'a> {
+    fn new(watchers: &'a AtomicUsize) -> Self {
+        watchers.fetch_add(1, Ordering::SeqCst);
+        Watching(watchers)
+    }
+}
+
+impl Drop for Watching<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }

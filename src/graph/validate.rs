@@ -34,32 +34,53 @@ pub(crate) fn validate(
     Ok(Plan { order, deps })
 }
 
+/// Positions of the batch members by id. A batch of one, the common case of
+/// adding tasks one at a time, needs no map.
+enum Positions<'a> {
+    One(&'a TaskId),
+    Many(HashMap<&'a TaskId, usize>),
+}
+
+impl Positions<'_> {
+    fn get(&self, id: &TaskId) -> Option<usize> {
+        match self {
+            Positions::One(only) => (*only == id).then_some(0),
+            Positions::Many(map) => map.get(id).copied(),
+        }
+    }
+}
+
 /// Maps each batch id to its position, rejecting ids seen before.
 fn index_batch<'a>(
     existing: &HashMap<TaskId, u32>,
     batch: &[(&'a TaskId, &[TaskId])],
-) -> Result<HashMap<&'a TaskId, usize>, GraphError> {
+) -> Result<Positions<'a>, GraphError> {
+    if let [(id, _)] = batch {
+        if existing.contains_key(*id) {
+            return Err(GraphError::DuplicateId((*id).clone()));
+        }
+        return Ok(Positions::One(id));
+    }
     let mut positions = HashMap::with_capacity(batch.len());
     for (pos, (id, _)) in batch.iter().enumerate() {
         if existing.contains_key(*id) || positions.insert(*id, pos).is_some() {
             return Err(GraphError::DuplicateId((*id).clone()));
         }
     }
-    Ok(positions)
+    Ok(Positions::Many(positions))
 }
 
 fn resolve_deps(
     existing: &HashMap<TaskId, u32>,
-    positions: &HashMap<&TaskId, usize>,
+    positions: &Positions<'_>,
     batch: &[(&TaskId, &[TaskId])],
 ) -> Result<Vec<Vec<Dep>>, GraphError> {
     batch
         .iter()
         .map(|(id, deps)| {
-            let mut seen = HashSet::with_capacity(deps.len());
             let mut resolved = Vec::with_capacity(deps.len());
-            for dep in deps.iter().filter(|d| seen.insert(*d)) {
-                resolved.push(if let Some(&pos) = positions.get(dep) {
+            for dep in unique(deps) {
+                resolved.push(if let Some(pos) = positions.get(dep) {
                     Dep::Batch(pos)
                 } else if let Some(&node) = existing.get(dep) {
                     Dep::Existing(node)
@@ -73,6 +94,22 @@ fn resolve_deps(
             Ok(resolved)
         })
         .collect()
+}
+
+/// The ids in order, each once. Short lists (the usual case) are checked
+/// pairwise, which beats hashing them.
+fn unique(ids: &[TaskId]) -> Vec<&TaskId> {
+    if ids.len() <= 16 {
+        let mut out: Vec<&TaskId> = Vec::with_capacity(ids.len());
+        for id in ids {
+            if !out.contains(&id) {
+                out.push(id);
+            }
+        }
+        return out;
+    }
+    let mut seen = HashSet::with_capacity(ids.len());
+    ids.iter().filter(|id| seen.insert(*id)).collect()
 }
 
 /// Kahn's algorithm over the edges inside the batch (existing nodes can never
@@ -169,6 +206,12 @@ mod tests {
     fn duplicate_dependencies_count_once() {
         let plan = check(&["x"], &[("a", &["x", "x"])]).unwrap();
         assert_eq!(plan.deps[0], vec![Dep::Existing(0)]);
+        // Long lists take the hashing path.
+        let many: Vec<String> = (0..40).map(|i| format!("d{}", i % 20)).collect();
+        let existing: Vec<&str> = many[..20].iter().map(String::as_str).collect();
+        let deps: Vec<&str> = many.iter().map(String::as_str).collect();
+        let plan = check(&existing, &[("a", &deps)]).unwrap();
+        assert_eq!(plan.deps[0], (0..20).map(Dep::Existing).collect::<Vec<_>>());
     }
 
     #[test]
