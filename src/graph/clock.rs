@@ -2,8 +2,10 @@
 //!
 //! TEMPORARY implementation: until `fastexec::time` lands (branch `time`),
 //! timers are served by one lazily started helper thread holding a deadline
-//! heap. Swapping to `crate::time` means rewriting the two functions below and
-//! deleting the rest of this file; nothing else in `graph` touches time.
+//! heap. Swapping to `crate::time` means rewriting the two functions below
+//! (`crate::time::sleep(d)` and `crate::time::timeout(d, fut)`, mapping its
+//! `Elapsed` to ours) and deleting the rest of this file; nothing else in
+//! `graph` touches time.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
