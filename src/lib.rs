@@ -51,6 +51,7 @@
 mod block_on;
 mod context;
 mod executor;
+pub mod graph;
 mod idle;
 mod park;
 mod queue;

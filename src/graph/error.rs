@@ -1,0 +1,142 @@
+//! Errors: [`GraphError`] for operations on a graph, [`TaskError`] for why a
+//! task has no output.
+
+use std::error::Error;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::TaskId;
+
+/// The error type task bodies return (any error converts into it with `?`).
+pub type BoxError = Box<dyn Error + Send + Sync + 'static>;
+
+/// A dependency cycle, in execution order: each task must run before the next
+/// one, and the last element repeats the first.
+///
+/// ```
+/// use fastexec::graph::{Graph, GraphError, Task};
+///
+/// let mut g = Graph::<u32>::new();
+/// let err = g
+///     .add_batch([
+///         Task::new("a", |_| async { Ok(1) }).after(["c"]),
+///         Task::new("b", |_| async { Ok(2) }).after(["a"]),
+///         Task::new("c", |_| async { Ok(3) }).after(["b"]),
+///     ])
+///     .unwrap_err();
+/// assert_eq!(err.to_string(), "cycle: a -> b -> c -> a");
+/// assert!(matches!(err, GraphError::Cycle(path) if path.ids().len() == 4));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CyclePath(pub(crate) Vec<TaskId>);
+
+impl CyclePath {
+    /// The ids along the cycle; the first one is repeated at the end.
+    pub fn ids(&self) -> &[TaskId] {
+        &self.0
+    }
+}
+
+impl fmt::Display for CyclePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, id) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" -> ")?;
+            }
+            write!(f, "{id}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why adding tasks or asking about a task was refused.
+///
+/// Validation errors (`DuplicateId`, `MissingDependency`, `Cycle`) leave the
+/// graph unchanged: a batch is added whole or not at all.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum GraphError {
+    /// A task with this id already exists (in the graph or earlier in the batch).
+    #[error("duplicate task id `{0}`")]
+    DuplicateId(TaskId),
+    /// `task` depends on an id that is neither in the graph nor in the batch.
+    #[error("task `{task}` depends on `{dependency}`, which does not exist")]
+    MissingDependency {
+        /// The task being added.
+        task: TaskId,
+        /// The dependency that could not be found.
+        dependency: TaskId,
+    },
+    /// The batch's dependencies form a cycle.
+    #[error("cycle: {0}")]
+    Cycle(CyclePath),
+    /// No task has this id.
+    #[error("no task `{0}`")]
+    UnknownTask(TaskId),
+    /// The waited-for task ended without an output.
+    #[error("task `{id}` did not complete: {source}")]
+    TaskFailed {
+        /// The task waited for.
+        id: TaskId,
+        /// Why it has no output.
+        source: TaskError,
+    },
+    /// The run is over (every task reached a terminal state): nothing can be added.
+    #[error("the run has finished; tasks can no longer be added")]
+    Finished,
+}
+
+/// Why a task was cancelled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CancelReason {
+    /// [`RunHandle::cancel`](super::RunHandle::cancel) was called on this task.
+    Requested,
+    /// A task it depends on (directly or not), named here, was cancelled.
+    Upstream(TaskId),
+    /// [`RunHandle::stop`](super::RunHandle::stop) was called before it started.
+    Stopped,
+    /// The run is fail-fast and the named task failed.
+    FailFast(TaskId),
+}
+
+impl fmt::Display for CancelReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CancelReason::Requested => f.write_str("cancel requested"),
+            CancelReason::Upstream(id) => write!(f, "upstream task `{id}` was cancelled"),
+            CancelReason::Stopped => f.write_str("run stopped"),
+            CancelReason::FailFast(id) => write!(f, "fail-fast after `{id}` failed"),
+        }
+    }
+}
+
+/// Why a task ended without an output. Cheap to clone (shared with every
+/// waiter and the report).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskError {
+    /// The body returned an error (on its last attempt).
+    #[error("{0}")]
+    Failed(Arc<dyn Error + Send + Sync + 'static>),
+    /// The last attempt exceeded the task's timeout.
+    #[error("timed out after {0:?}")]
+    TimedOut(Duration),
+    /// The body panicked (on its last attempt); the panic message, if any.
+    #[error("panicked: {0}")]
+    Panicked(String),
+    /// The task was cancelled.
+    #[error("cancelled ({0})")]
+    Cancelled(CancelReason),
+    /// A task it depends on, directly or transitively (named here: the one
+    /// that actually failed), failed.
+    #[error("upstream task `{0}` failed")]
+    UpstreamFailed(TaskId),
+}
+
+impl From<BoxError> for TaskError {
+    fn from(e: BoxError) -> Self {
+        TaskError::Failed(Arc::from(e))
+    }
+}

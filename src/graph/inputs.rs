@@ -1,0 +1,159 @@
+//! [`Inputs`]: what a task body receives on each attempt.
+
+use std::ops::Index;
+use std::sync::Arc;
+
+use super::{GraphError, RunHandle, Task, TaskId};
+
+/// A task's dependencies' outputs (in the order the dependencies were
+/// declared), which attempt this is, and a handle to the running graph (to
+/// add subflow tasks or wait for other tasks).
+///
+/// Lookups by id scan the dependency list: dependency lists are short, and a
+/// task with a wide fan-in should iterate with [`iter`](Inputs::iter) instead.
+///
+/// ```
+/// use fastexec::graph::{Graph, Task};
+///
+/// let mut g = Graph::<String>::new();
+/// g.add(Task::new("hello", |_| async { Ok("hello".to_string()) })).unwrap();
+/// g.add(Task::new("world", |_| async { Ok("world".to_string()) })).unwrap();
+/// g.add(
+///     Task::new("greet", |inp| async move {
+///         assert_eq!(inp.task_id().as_str(), "greet");
+///         assert_eq!(inp.attempt(), 1);
+///         let words: Vec<&str> = inp.values().map(String::as_str).collect();
+///         Ok(format!("{}, {}!", inp["hello"], words[1]))
+///     })
+///     .after(["hello", "world"]),
+/// )
+/// .unwrap();
+/// let report = g.run_blocking();
+/// assert_eq!(report.output("greet").unwrap(), "hello, world!");
+/// ```
+pub struct Inputs<T> {
+    pub(crate) id: TaskId,
+    pub(crate) attempt: u32,
+    pub(crate) deps: Vec<(TaskId, Arc<T>)>,
+    pub(crate) run: RunHandle<T>,
+}
+
+impl<T: Send + Sync + 'static> Inputs<T> {
+    /// The id of the task being run.
+    pub fn task_id(&self) -> &TaskId {
+        &self.id
+    }
+
+    /// The attempt number, 1 for the first.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// The output of dependency `id`, if this task depends on it.
+    pub fn get(&self, id: &str) -> Option<&T> {
+        self.get_shared(id).map(|out| &**out)
+    }
+
+    /// The output of dependency `id` as a shared pointer, to keep it beyond
+    /// the body without copying.
+    pub fn get_shared(&self, id: &str) -> Option<&Arc<T>> {
+        self.deps
+            .iter()
+            .find(|(d, _)| d.as_str() == id)
+            .map(|(_, out)| out)
+    }
+
+    /// `(dependency id, output)` pairs in declaration order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&TaskId, &T)> {
+        self.deps.iter().map(|(id, out)| (id, &**out))
+    }
+
+    /// The outputs in declaration order.
+    pub fn values(&self) -> impl ExactSizeIterator<Item = &T> {
+        self.deps.iter().map(|(_, out)| &**out)
+    }
+
+    /// The number of dependencies.
+    pub fn len(&self) -> usize {
+        self.deps.len()
+    }
+
+    /// Whether the task has no dependencies.
+    pub fn is_empty(&self) -> bool {
+        self.deps.is_empty()
+    }
+
+    /// The running graph this task belongs to.
+    pub fn run(&self) -> &RunHandle<T> {
+        &self.run
+    }
+
+    /// Adds a task to the running graph (a subflow); shorthand for
+    /// `self.run().add_task(task)`. It may depend on this very task, to run
+    /// after it, or be awaited by it with `self.run().wait(id)`, but not both.
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, Task};
+    ///
+    /// let mut g = Graph::<u32>::new();
+    /// g.add(Task::new("split", |inp| async move {
+    ///     // Fan out into two children, then join them.
+    ///     for n in 1..=2u32 {
+    ///         inp.add_task(Task::new(format!("part-{n}"), move |_| async move { Ok(n * 10) }))?;
+    ///     }
+    ///     let a = inp.run().wait("part-1").await?;
+    ///     let b = inp.run().wait("part-2").await?;
+    ///     Ok(*a + *b)
+    /// }))
+    /// .unwrap();
+    /// let report = g.run_blocking();
+    /// assert_eq!(report.output("split"), Some(&30));
+    /// assert_eq!(report.tasks().len(), 3);
+    /// ```
+    pub fn add_task(&self, task: Task<T>) -> Result<(), GraphError> {
+        self.run.add_task(task)
+    }
+
+    /// Adds a batch to the running graph; see [`RunHandle::add_batch`].
+    pub fn add_batch(&self, tasks: impl IntoIterator<Item = Task<T>>) -> Result<(), GraphError> {
+        self.run.add_batch(tasks)
+    }
+}
+
+impl<T: Send + Sync + 'static> Index<&str> for Inputs<T> {
+    type Output = T;
+
+    /// The output of dependency `id`.
+    ///
+    /// # Panics
+    /// If this task does not depend on `id` (a bug in the graph's definition).
+    fn index(&self, id: &str) -> &T {
+        match self.get(id) {
+            Some(out) => out,
+            None => panic!("task `{}` has no dependency `{id}`", self.id),
+        }
+    }
+}
+
+impl<T> Index<usize> for Inputs<T> {
+    type Output = T;
+
+    /// The output of the `n`th declared dependency.
+    ///
+    /// # Panics
+    /// If `n` is out of range.
+    fn index(&self, n: usize) -> &T {
+        &self.deps[n].1
+    }
+}
+
+impl<T> std::fmt::Debug for Inputs<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ids: Vec<&TaskId> = self.deps.iter().map(|(id, _)| id).collect();
+        f.debug_struct("Inputs")
+            .field("task", &self.id)
+            .field("attempt", &self.attempt)
+            .field("deps", &ids)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,128 @@
+//! Task graphs: tasks with ids and dependencies, run on fastexec with
+//! retries, timeouts, cancellation, failure propagation and a report.
+//!
+//! Build a [`Graph`] from [`Task`]s (one at a time, or as a batch in any
+//! order), each with an id, the ids it depends on and a re-runnable async
+//! body that receives its dependencies' outputs as [`Inputs`]. Adding
+//! validates before anything runs: duplicate ids, missing dependencies and
+//! cycles are typed [`GraphError`]s naming the ids.
+//!
+//! [`Graph::start`] runs it and gives a [`RunHandle`]: the [`TaskState`] of
+//! any task, cancel one (and its dependents), wait for one or for all, stop,
+//! and add tasks while it runs, also from a running task (a subflow). A
+//! completed task releases its dependents by decrementing their counters of
+//! unmet dependencies (O(out-degree), no scanning, no future per edge). A
+//! task that fails (after its retries) makes its dependents, transitively,
+//! upstream-failed while independent branches go on, or with
+//! [`Graph::fail_fast`] cancels everything else.
+//!
+//! The [`Report`] tells every task's state, attempts, times and error, and
+//! the critical path; it prints as a table, exports DOT and a Chrome trace.
+//!
+//! ```
+//! use std::time::Duration;
+//! use fastexec::graph::{Graph, Task, TaskState};
+//!
+//! let mut g = Graph::<Vec<String>>::new();
+//! g.add_batch([
+//!     // Members of a batch may come in any order.
+//!     Task::new("link", |inp| async move {
+//!         Ok(inp.values().flatten().cloned().collect())
+//!     })
+//!     .after(["compile-a", "compile-b"]),
+//!     Task::new("compile-a", |_| async { Ok(vec!["a.o".to_string()]) })
+//!         .timeout(Duration::from_secs(10)),
+//!     Task::new("compile-b", |_| async { Ok(vec!["b.o".to_string()]) }).retries(2),
+//! ])
+//! .unwrap();
+//! println!("{}", g.to_dot());
+//!
+//! let report = g.run_blocking();
+//! assert_eq!(report.output("link").unwrap(), &["a.o", "b.o"]);
+//! assert!(report.tasks().iter().all(|t| t.state == TaskState::Completed));
+//! print!("{report}");
+//! ```
+//!
+//! # Job files
+//!
+//! The model is plain data plus a body, so a job file of the distributed
+//! mode maps onto it entry by entry: `id` is the [`TaskId`],
+//! `dependencies` go to [`Task::after`], `retries` and `timeout_ms` to
+//! [`Task::retries`] and [`Task::timeout`], and the entry's `type` picks a
+//! handler that becomes the body, parameterised by its `input`. Outputs are
+//! serialised bytes there, so such a graph is a `Graph<Vec<u8>>`.
+//!
+//! ```
+//! use std::time::Duration;
+//! use fastexec::graph::{Graph, Inputs, Task};
+//!
+//! // What a YAML job file deserialises to (the parsing is dtask's business).
+//! struct Entry {
+//!     id: &'static str,
+//!     kind: &'static str,
+//!     input: &'static str,
+//!     dependencies: &'static [&'static str],
+//!     retries: u32,
+//!     timeout_ms: u64,
+//! }
+//!
+//! fn task_for(e: &Entry) -> Task<Vec<u8>> {
+//!     let input = e.input.to_string();
+//!     let body = match e.kind {
+//!         // map: count the words of its input chunk.
+//!         "map" => Task::new(e.id, move |_: Inputs<Vec<u8>>| {
+//!             let words = input.split_whitespace().count() as u64;
+//!             async move { Ok(words.to_le_bytes().to_vec()) }
+//!         }),
+//!         // reduce: add up the counts of its dependencies.
+//!         _ => Task::new(e.id, |inp: Inputs<Vec<u8>>| async move {
+//!             let total: u64 = inp
+//!                 .values()
+//!                 .map(|b| u64::from_le_bytes(b[..8].try_into().unwrap()))
+//!                 .sum();
+//!             Ok(total.to_le_bytes().to_vec())
+//!         }),
+//!     };
+//!     body.after(e.dependencies.iter().copied())
+//!         .retries(e.retries)
+//!         .timeout(Duration::from_millis(e.timeout_ms))
+//! }
+//!
+//! let job = [
+//!     Entry { id: "reduce-001", kind: "reduce", input: "", dependencies: &["map-001", "map-002"], retries: 0, timeout_ms: 60_000 },
+//!     Entry { id: "map-001", kind: "map", input: "a b c", dependencies: &[], retries: 3, timeout_ms: 60_000 },
+//!     Entry { id: "map-002", kind: "map", input: "d e", dependencies: &[], retries: 3, timeout_ms: 60_000 },
+//! ];
+//! let mut g = Graph::new();
+//! g.add_batch(job.iter().map(task_for)).unwrap(); // any order, validated whole
+//! let report = g.run_blocking();
+//! assert_eq!(report.output("reduce-001").unwrap(), &5u64.to_le_bytes());
+//! ```
+//!
+//! The graph layer is written against fastexec's public API only (`spawn`,
+//! `JoinHandle`, `block_on`), so it holds no unsafe code.
+#![forbid(unsafe_code)]
+
+mod clock;
+mod core;
+mod dot;
+mod error;
+mod id;
+mod inputs;
+mod lane;
+mod report;
+mod retry;
+mod run;
+mod state;
+mod task;
+mod trace;
+mod validate;
+
+pub use error::{BoxError, CancelReason, CyclePath, GraphError, TaskError};
+pub use id::TaskId;
+pub use inputs::Inputs;
+pub use report::{Attempt, AttemptOutcome, Report, TaskRecord};
+pub use retry::RetryPolicy;
+pub use run::{Graph, RunHandle};
+pub use state::TaskState;
+pub use task::Task;

@@ -1,0 +1,397 @@
+//! [`Report`]: what happened to every task in a run.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use super::core::Core;
+use super::{dot, trace, TaskError, TaskId, TaskState};
+
+/// How one attempt of a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    /// Still running when the report was taken.
+    Running,
+    /// Produced an output.
+    Completed,
+    /// Returned an error.
+    Failed,
+    /// Exceeded the task's timeout.
+    TimedOut,
+    /// Panicked.
+    Panicked,
+    /// Cancelled while running.
+    Cancelled,
+}
+
+impl AttemptOutcome {
+    /// A short lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcome::Running => "running",
+            AttemptOutcome::Completed => "completed",
+            AttemptOutcome::Failed => "failed",
+            AttemptOutcome::TimedOut => "timed-out",
+            AttemptOutcome::Panicked => "panicked",
+            AttemptOutcome::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// One attempt of one task: when, on which worker thread, and how it ended.
+/// Times are offsets from the start of the run.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Attempt {
+    /// The task.
+    pub task: TaskId,
+    /// 1 for the first attempt.
+    pub number: u32,
+    /// When the attempt started.
+    pub start: Duration,
+    /// When it ended (`None` while running).
+    pub end: Option<Duration>,
+    /// The worker thread that started it, numbered from 0 in order of first use.
+    pub worker: u32,
+    /// That thread's name.
+    pub worker_name: Arc<str>,
+    /// How it ended.
+    pub outcome: AttemptOutcome,
+}
+
+/// What happened to one task. Times are offsets from the start of the run;
+/// tasks that never started have none.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct TaskRecord<T> {
+    /// The task's id.
+    pub id: TaskId,
+    /// Its dependencies.
+    pub deps: Vec<TaskId>,
+    /// Its state when the report was taken.
+    pub state: TaskState,
+    /// How many attempts started.
+    pub attempts: u32,
+    /// When its first attempt started.
+    pub start: Option<Duration>,
+    /// When it reached its terminal state (if it started).
+    pub end: Option<Duration>,
+    /// Why it has no output (for the last attempt of a failed task, or the
+    /// reason it was cancelled or never ran).
+    pub error: Option<TaskError>,
+    /// Its output, if it completed.
+    pub output: Option<Arc<T>>,
+}
+
+impl<T> TaskRecord<T> {
+    /// From first start to end, backoff waits included.
+    pub fn duration(&self) -> Option<Duration> {
+        Some(self.end?.saturating_sub(self.start?))
+    }
+}
+
+/// The outcome of a run: every task's state, attempts, times and error, the
+/// critical path, and every attempt for the timeline.
+///
+/// `Display` prints it as a table; [`to_dot`](Report::to_dot) and
+/// [`chrome_trace`](Report::chrome_trace) draw it.
+///
+/// ```
+/// use fastexec::graph::{Graph, Task, TaskState};
+///
+/// let mut g = Graph::<u32>::new();
+/// g.add(Task::new("ok", |_| async { Ok(1) })).unwrap();
+/// g.add(Task::new("bad", |_| async { Err("disk full".into()) })).unwrap();
+/// g.add(Task::new("after", |_| async { Ok(3) }).after(["ok", "bad"])).unwrap();
+/// let report = g.run_blocking();
+///
+/// assert!(!report.is_success());
+/// assert_eq!(report.task("bad").unwrap().state, TaskState::Failed);
+/// assert_eq!(report.task("after").unwrap().state, TaskState::UpstreamFailed);
+/// assert_eq!(report.count(TaskState::Completed), 1);
+/// let table = report.to_string();
+/// assert!(table.contains("disk full"));
+/// ```
+pub struct Report<T> {
+    tasks: Vec<TaskRecord<T>>,
+    attempts: Vec<Attempt>,
+    index: HashMap<TaskId, usize>,
+    critical_path: Vec<usize>,
+    started_at: SystemTime,
+    elapsed: Duration,
+}
+
+impl<T> Report<T> {
+    pub(crate) fn new(core: &Core<T>, t0: Instant, started_at: SystemTime) -> Self {
+        let at = |i: Instant| i.saturating_duration_since(t0);
+        let tasks: Vec<TaskRecord<T>> = core
+            .nodes
+            .iter()
+            .map(|n| TaskRecord {
+                id: n.id.clone(),
+                deps: n.deps.iter().map(|&d| core.node(d).id.clone()).collect(),
+                state: n.state,
+                attempts: n.attempts,
+                start: n.start.map(at),
+                end: n.end.map(at),
+                error: n.error.clone(),
+                output: n.output.clone(),
+            })
+            .collect();
+        let attempts = core
+            .spans
+            .iter()
+            .map(|s| Attempt {
+                task: core.node(s.node).id.clone(),
+                number: s.attempt,
+                start: at(s.start),
+                end: s.end.map(at),
+                worker: s.lane.index,
+                worker_name: Arc::clone(&s.lane.name),
+                outcome: s.outcome,
+            })
+            .collect();
+        let index = tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.id.clone(), i))
+            .collect();
+        let deps: Vec<Vec<usize>> = core
+            .nodes
+            .iter()
+            .map(|n| n.deps.iter().map(|&d| d as usize).collect())
+            .collect();
+        let critical_path = critical_path(&tasks, &deps);
+        let elapsed = core.finished_at.unwrap_or_else(Instant::now);
+        Report {
+            tasks,
+            attempts,
+            index,
+            critical_path,
+            started_at,
+            elapsed: at(elapsed),
+        }
+    }
+
+    /// Every task, in insertion order (which is a topological order).
+    pub fn tasks(&self) -> &[TaskRecord<T>] {
+        &self.tasks
+    }
+
+    /// The record of task `id`.
+    pub fn task(&self, id: &str) -> Option<&TaskRecord<T>> {
+        self.index.get(id).map(|&i| &self.tasks[i])
+    }
+
+    /// The output of task `id`, if it completed.
+    pub fn output(&self, id: &str) -> Option<&T> {
+        self.task(id)?.output.as_deref()
+    }
+
+    /// Every attempt of every task, in the order they started.
+    pub fn attempts(&self) -> &[Attempt] {
+        &self.attempts
+    }
+
+    /// How many tasks are in `state`.
+    pub fn count(&self, state: TaskState) -> usize {
+        self.tasks.iter().filter(|t| t.state == state).count()
+    }
+
+    /// Whether every task completed.
+    pub fn is_success(&self) -> bool {
+        self.tasks.iter().all(|t| t.state == TaskState::Completed)
+    }
+
+    /// When the run started (wall clock).
+    pub fn started_at(&self) -> SystemTime {
+        self.started_at
+    }
+
+    /// From the start of the run to its last task's end (or to the report,
+    /// if the run was still going).
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+
+    /// The critical path: the chain of dependent tasks, among those that ran,
+    /// whose durations add up to the most. Shortening any other task cannot
+    /// make the run finish sooner.
+    pub fn critical_path(&self) -> impl ExactSizeIterator<Item = &TaskRecord<T>> + '_ {
+        self.critical_path.iter().map(|&i| &self.tasks[i])
+    }
+
+    /// The summed duration of the critical path.
+    pub fn critical_path_duration(&self) -> Duration {
+        self.critical_path().filter_map(TaskRecord::duration).sum()
+    }
+
+    /// The graph in DOT, nodes coloured by final state.
+    pub fn to_dot(&self) -> String {
+        dot::render(
+            self.tasks
+                .iter()
+                .map(|t| (&t.id, t.deps.iter(), Some(t.state))),
+        )
+    }
+
+    /// The run as a Chrome trace (JSON, "Trace Event Format"): one row per
+    /// worker thread, one slice per attempt. Open it in Perfetto
+    /// (ui.perfetto.dev) or chrome://tracing.
+    pub fn chrome_trace(&self) -> String {
+        trace::render(&self.attempts)
+    }
+
+    /// Writes [`chrome_trace`](Report::chrome_trace) to a file.
+    pub fn write_chrome_trace(&self, path: impl AsRef<std::path::Path>) -> std::io::Result<()> {
+        std::fs::write(path, self.chrome_trace())
+    }
+}
+
+/// Longest path weighted by duration, in one pass over the tasks in index
+/// order (a topological order: dependencies come first). Tasks that never
+/// ran weigh nothing and extend no chain.
+fn critical_path<T>(tasks: &[TaskRecord<T>], deps: &[Vec<usize>]) -> Vec<usize> {
+    let mut best = vec![Duration::ZERO; tasks.len()];
+    let mut pred: Vec<Option<usize>> = vec![None; tasks.len()];
+    for (i, task) in tasks.iter().enumerate() {
+        let Some(own) = task.duration() else { continue };
+        let longest_dep = deps[i]
+            .iter()
+            .filter(|&&d| tasks[d].duration().is_some())
+            .max_by_key(|&&d| best[d]);
+        pred[i] = longest_dep.copied();
+        best[i] = own + longest_dep.map_or(Duration::ZERO, |&d| best[d]);
+    }
+    let ran = (0..tasks.len()).filter(|&i| tasks[i].duration().is_some());
+    let Some(mut at) = ran.max_by_key(|&i| best[i]) else {
+        return Vec::new();
+    };
+    let mut path = vec![at];
+    while let Some(p) = pred[at] {
+        path.push(p);
+        at = p;
+    }
+    path.reverse();
+    path
+}
+
+fn ms(d: Option<Duration>) -> String {
+    d.map_or_else(
+        || "-".to_owned(),
+        |d| format!("{:.3}", d.as_secs_f64() * 1e3),
+    )
+}
+
+impl<T> fmt::Display for Report<T> {
+    /// A table: one row per task, then the critical path and a summary.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let w = self
+            .tasks
+            .iter()
+            .map(|t| t.id.as_str().len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        writeln!(
+            f,
+            "{:<w$}  {:<15}  {:>8}  {:>10}  {:>10}  {:>10}  error",
+            "task", "state", "attempts", "start ms", "end ms", "took ms"
+        )?;
+        for t in &self.tasks {
+            let error = t
+                .error
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            writeln!(
+                f,
+                "{:<w$}  {:<15}  {:>8}  {:>10}  {:>10}  {:>10}  {error}",
+                t.id.as_str(),
+                t.state,
+                t.attempts,
+                ms(t.start),
+                ms(t.end),
+                ms(t.duration()),
+            )?;
+        }
+        let path: Vec<&str> = self.critical_path().map(|t| t.id.as_str()).collect();
+        writeln!(
+            f,
+            "critical path ({} ms): {}",
+            ms(Some(self.critical_path_duration())),
+            path.join(" -> ")
+        )?;
+        write!(
+            f,
+            "{} tasks in {} ms:",
+            self.tasks.len(),
+            ms(Some(self.elapsed))
+        )?;
+        let states = [
+            TaskState::Completed,
+            TaskState::Failed,
+            TaskState::UpstreamFailed,
+            TaskState::Cancelled,
+            TaskState::Running,
+            TaskState::Ready,
+            TaskState::Pending,
+        ];
+        for s in states {
+            match self.count(s) {
+                0 => {}
+                n => write!(f, " {n} {s}")?,
+            }
+        }
+        writeln!(f)
+    }
+}
+
+impl<T> fmt::Debug for Report<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Report")
+            .field("tasks", &self.tasks.len())
+            .field("elapsed", &self.elapsed)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, start: Option<u64>, end: Option<u64>) -> TaskRecord<()> {
+        TaskRecord {
+            id: id.into(),
+            deps: Vec::new(),
+            state: TaskState::Completed,
+            attempts: 1,
+            start: start.map(Duration::from_millis),
+            end: end.map(Duration::from_millis),
+            error: None,
+            output: None,
+        }
+    }
+
+    #[test]
+    fn critical_path_follows_the_heaviest_chain() {
+        // a(10) -> b(1) -> d(5); a -> c(20) -> d; e(3) alone; f never ran, after d.
+        let tasks = vec![
+            record("a", Some(0), Some(10)),
+            record("b", Some(10), Some(11)),
+            record("c", Some(10), Some(30)),
+            record("d", Some(30), Some(35)),
+            record("e", Some(0), Some(3)),
+            record("f", None, None),
+        ];
+        let deps = vec![vec![], vec![0], vec![0], vec![1, 2], vec![], vec![3]];
+        assert_eq!(critical_path(&tasks, &deps), vec![0, 2, 3]);
+    }
+
+    #[test]
+    fn critical_path_of_nothing_run_is_empty() {
+        let tasks = vec![record("a", None, None)];
+        assert!(critical_path(&tasks, &[vec![]]).is_empty());
+    }
+}

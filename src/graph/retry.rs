@@ -1,0 +1,148 @@
+//! Retry policy: how many attempts, and how long to wait between them.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+/// How often a task is attempted and how long it waits between attempts:
+/// exponential backoff with jitter.
+///
+/// The wait before retry `k` (1 for the second attempt) is
+/// `min(initial_backoff * multiplier^(k-1), max_backoff)`, then shortened by a
+/// random fraction of up to `jitter` of itself, so that tasks failing
+/// together (one flaky server) do not retry in lockstep.
+///
+/// ```
+/// use std::time::Duration;
+/// use fastexec::graph::RetryPolicy;
+///
+/// let p = RetryPolicy::attempts(4)
+///     .initial_backoff(Duration::from_millis(100))
+///     .max_backoff(Duration::from_millis(300))
+///     .jitter(0.0);
+/// assert_eq!(p.backoff(1), Duration::from_millis(100));
+/// assert_eq!(p.backoff(2), Duration::from_millis(200));
+/// assert_eq!(p.backoff(3), Duration::from_millis(300)); // capped
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryPolicy {
+    max_attempts: u32,
+    initial: Duration,
+    multiplier: f64,
+    max: Duration,
+    jitter: f64,
+}
+
+impl Default for RetryPolicy {
+    /// A single attempt, no retry.
+    fn default() -> Self {
+        Self::attempts(1)
+    }
+}
+
+impl RetryPolicy {
+    /// At most `n` attempts in all (`n - 1` retries; 0 is treated as 1),
+    /// starting with a 10 ms backoff that doubles up to 10 s, jitter 0.5.
+    pub fn attempts(n: u32) -> Self {
+        RetryPolicy {
+            max_attempts: n.max(1),
+            initial: Duration::from_millis(10),
+            multiplier: 2.0,
+            max: Duration::from_secs(10),
+            jitter: 0.5,
+        }
+    }
+
+    /// The wait before the first retry.
+    pub fn initial_backoff(mut self, d: Duration) -> Self {
+        self.initial = d;
+        self
+    }
+
+    /// The factor the wait grows by after each retry (values below 1 are treated as 1).
+    pub fn multiplier(mut self, m: f64) -> Self {
+        self.multiplier = if m.is_finite() { m.max(1.0) } else { 1.0 };
+        self
+    }
+
+    /// The longest wait between two attempts.
+    pub fn max_backoff(mut self, d: Duration) -> Self {
+        self.max = d;
+        self
+    }
+
+    /// The largest fraction (clamped to 0..=1) by which a wait is randomly shortened.
+    pub fn jitter(mut self, fraction: f64) -> Self {
+        self.jitter = if fraction.is_nan() {
+            0.0
+        } else {
+            fraction.clamp(0.0, 1.0)
+        };
+        self
+    }
+
+    /// The maximum number of attempts.
+    pub fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// The wait before retry `retry` (1-based), before jitter.
+    pub fn backoff(&self, retry: u32) -> Duration {
+        let exp = retry.saturating_sub(1).min(i32::MAX as u32) as i32;
+        let secs = self.initial.as_secs_f64() * self.multiplier.powi(exp);
+        let max = self.max.as_secs_f64();
+        // `min` first: `secs` may be infinite, which `from_secs_f64` rejects.
+        Duration::from_secs_f64(secs.min(max))
+    }
+
+    /// The wait before retry `retry` (1-based), with jitter applied.
+    pub(crate) fn jittered_backoff(&self, retry: u32) -> Duration {
+        self.backoff(retry)
+            .mul_f64(1.0 - self.jitter * unit_random())
+    }
+}
+
+/// A random number in `[0, 1)`. Jitter only needs to decorrelate tasks, not
+/// cryptographic quality, so std's randomly keyed hasher is the source rather
+/// than a `rand` dependency.
+fn unit_random() -> f64 {
+    let mut h = RandomState::new().build_hasher();
+    h.write_u64(0x9e37_79b9_7f4a_7c15);
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_and_caps() {
+        let p = RetryPolicy::attempts(10)
+            .initial_backoff(Duration::from_millis(1))
+            .multiplier(3.0)
+            .max_backoff(Duration::from_millis(20));
+        assert_eq!(p.backoff(1), Duration::from_millis(1));
+        assert_eq!(p.backoff(2), Duration::from_millis(3));
+        assert_eq!(p.backoff(3), Duration::from_millis(9));
+        assert_eq!(p.backoff(4), Duration::from_millis(20));
+        assert_eq!(p.backoff(u32::MAX), Duration::from_millis(20));
+    }
+
+    #[test]
+    fn jitter_stays_in_bounds_and_varies() {
+        let p = RetryPolicy::attempts(3)
+            .initial_backoff(Duration::from_millis(100))
+            .jitter(0.5);
+        let waits: Vec<_> = (0..64).map(|_| p.jittered_backoff(1)).collect();
+        assert!(waits
+            .iter()
+            .all(|w| *w > Duration::from_millis(50) && *w <= Duration::from_millis(100)));
+        assert!(waits.iter().any(|w| *w != waits[0]), "jitter never varied");
+    }
+
+    #[test]
+    fn zero_attempts_means_one() {
+        assert_eq!(RetryPolicy::attempts(0).max_attempts(), 1);
+        assert_eq!(RetryPolicy::default().max_attempts(), 1);
+    }
+}

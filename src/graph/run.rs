@@ -1,0 +1,423 @@
+//! [`Graph`] (building) and [`RunHandle`] (running): the glue between the
+//! state machine in `core.rs` and the executor's public API.
+
+use std::any::Any;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Instant, SystemTime};
+
+use event_listener::Event;
+use futures_util::FutureExt;
+
+use super::core::{AfterFailure, AttemptStart, Core, Effects};
+use super::{
+    clock, dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError, TaskState,
+};
+
+/// A task graph under construction: add tasks, validate, then run.
+///
+/// All tasks of a graph share one output type `T`. This keeps outputs
+/// statically typed (no downcast that can fail at run time), lets a task's
+/// inputs be read as plain `&T`, and matches the distributed mode, whose job
+/// files produce one kind of output (serialised bytes). Graphs whose tasks
+/// produce different things use an enum as `T`, or `Arc<dyn Any + Send + Sync>`
+/// to get the dynamically typed design back.
+///
+/// Outputs are stored as `Arc<T>` and shared with dependents, waiters and the
+/// report, so `T` need not be `Clone` and fan-out copies nothing.
+///
+/// ```
+/// use fastexec::graph::{Graph, Task, TaskState};
+///
+/// // A diamond: a -> (b, c) -> d.
+/// let mut g = Graph::<i64>::new();
+/// g.add(Task::new("a", |_| async { Ok(1) })).unwrap();
+/// g.add(Task::new("b", |i| async move { Ok(i["a"] + 10) }).after(["a"])).unwrap();
+/// g.add(Task::new("c", |i| async move { Ok(i["a"] + 100) }).after(["a"])).unwrap();
+/// g.add(Task::new("d", |i| async move { Ok(i.values().sum()) }).after(["b", "c"]))
+///     .unwrap();
+///
+/// let report = g.run_blocking();
+/// assert_eq!(report.output("d"), Some(&112));
+/// assert_eq!(report.task("d").unwrap().state, TaskState::Completed);
+/// println!("{report}");
+/// ```
+pub struct Graph<T> {
+    core: Core<T>,
+}
+
+impl<T: Send + Sync + 'static> Default for Graph<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Send + Sync + 'static> Graph<T> {
+    /// An empty graph.
+    pub fn new() -> Self {
+        Graph {
+            core: Core::default(),
+        }
+    }
+
+    /// With fail-fast on, the first task to fail for good cancels every
+    /// other unfinished task (running ones are aborted) instead of only its
+    /// dependents becoming upstream-failed. Off by default.
+    pub fn fail_fast(&mut self, on: bool) -> &mut Self {
+        self.core.fail_fast = on;
+        self
+    }
+
+    /// Adds one task. Its dependencies must already be in the graph.
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, GraphError, Task};
+    ///
+    /// let mut g = Graph::<()>::new();
+    /// let err = g.add(Task::new("b", |_| async { Ok(()) }).after(["a"])).unwrap_err();
+    /// assert!(matches!(err, GraphError::MissingDependency { .. }));
+    /// ```
+    pub fn add(&mut self, task: Task<T>) -> Result<(), GraphError> {
+        self.add_batch([task])
+    }
+
+    /// Adds tasks that may depend on each other in any order, and on tasks
+    /// already in the graph. The batch is validated whole (duplicate ids,
+    /// missing dependencies, cycles) and added whole or not at all.
+    pub fn add_batch(
+        &mut self,
+        tasks: impl IntoIterator<Item = Task<T>>,
+    ) -> Result<(), GraphError> {
+        // Ready nodes are spawned by `start`, so the effects are not needed yet.
+        self.core.add(tasks.into_iter().collect(), false).map(drop)
+    }
+
+    /// The number of tasks.
+    pub fn len(&self) -> usize {
+        self.core.len()
+    }
+
+    /// Whether the graph has no task.
+    pub fn is_empty(&self) -> bool {
+        self.core.len() == 0
+    }
+
+    /// Whether a task has this id.
+    pub fn contains(&self, id: &str) -> bool {
+        self.core.lookup(id).is_ok()
+    }
+
+    /// The graph in Graphviz DOT: one node per task, an edge from each
+    /// dependency to its dependent (the direction work flows).
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, Task};
+    ///
+    /// let mut g = Graph::<()>::new();
+    /// g.add(Task::new("a", |_| async { Ok(()) })).unwrap();
+    /// g.add(Task::new("b", |_| async { Ok(()) }).after(["a"])).unwrap();
+    /// assert!(g.to_dot().contains("\"a\" -> \"b\";"));
+    /// ```
+    pub fn to_dot(&self) -> String {
+        dot::render(self.core.nodes.iter().map(|n| {
+            let deps = n.deps.iter().map(|&d| &self.core.node(d).id);
+            (&n.id, deps, None)
+        }))
+    }
+
+    /// Starts running the graph on the current executor (see
+    /// [`spawn`](crate::spawn)) and returns a handle to watch and steer it.
+    pub fn start(self) -> RunHandle<T> {
+        let ready = self.core.ready_nodes();
+        let run = RunHandle {
+            shared: Arc::new(Shared {
+                core: Mutex::new(self.core),
+                changed: Event::new(),
+                watchers: AtomicUsize::new(0),
+                t0: Instant::now(),
+                started_at: SystemTime::now(),
+            }),
+        };
+        run.shared.launch(ready);
+        run
+    }
+
+    /// Runs the graph to the end and returns its report.
+    pub async fn run(self) -> Report<T> {
+        self.start().wait_all().await
+    }
+
+    /// Runs the graph to the end, blocking the calling thread (with
+    /// [`block_on`](crate::block_on)), and returns its report.
+    pub fn run_blocking(self) -> Report<T> {
+        crate::block_on(self.run())
+    }
+}
+
+/// State shared by a run's handles and its task drivers.
+struct Shared<T> {
+    core: Mutex<Core<T>>,
+    /// Notified when the run finishes, and when some task reaches a terminal
+    /// state while anyone waits for a single task: waking `wait_all` on
+    /// every completion would cost a thread wake-up per task.
+    changed: Event,
+    /// How many `wait` calls are in progress.
+    watchers: AtomicUsize,
+    t0: Instant,
+    started_at: SystemTime,
+}
+
+impl<T: Send + Sync + 'static> Shared<T> {
+    fn lock(&self) -> MutexGuard<'_, Core<T>> {
+        // A panic never leaves the core half-updated (bodies run outside the
+        // lock), so a poisoned lock still holds consistent data.
+        self.core.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Carries out a transition's effects, outside the lock.
+    fn apply(self: &Arc<Self>, fx: Effects) {
+        if !fx.ready.is_empty() {
+            self.launch(fx.ready);
+        }
+        for mut handle in fx.abort {
+            handle.abort();
+        }
+        // SeqCst pairs with the increment in `wait`: a watcher registered
+        // before our transition is seen here, or it saw the transition itself.
+        if fx.finished || (fx.changed && self.watchers.load(Ordering::SeqCst) > 0) {
+            self.changed.notify(usize::MAX);
+        }
+    }
+
+    /// Spawns one driver per ready node, then records their handles under a
+    /// single lock acquisition.
+    fn launch(self: &Arc<Self>, ready: Vec<u32>) {
+        let handles: Vec<_> = ready
+            .iter()
+            .map(|&i| crate::spawn(drive(Arc::clone(self), i)))
+            .collect();
+        let cancelled: Vec<_> = {
+            let mut core = self.lock();
+            ready
+                .into_iter()
+                .zip(handles)
+                .filter_map(|(i, h)| core.attach(i, h))
+                .collect()
+        };
+        for mut handle in cancelled {
+            handle.abort();
+        }
+    }
+}
+
+/// Runs node `i`: attempts, retries with backoff, and the final transition.
+async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32) {
+    loop {
+        let begun = shared
+            .lock()
+            .begin_attempt(i, Instant::now(), lane::current());
+        let start = match begun {
+            Ok(start) => start,
+            Err(fx) => return shared.apply(fx),
+        };
+        let result = attempt(&shared, start).await;
+        let now = Instant::now();
+        let after = match result {
+            Ok(output) => AfterFailure::Done(shared.lock().complete(i, output, now)),
+            Err(error) => shared.lock().attempt_failed(i, error, now),
+        };
+        match after {
+            AfterFailure::Retry(delay) => clock::sleep(delay).await,
+            AfterFailure::Done(fx) => return shared.apply(fx),
+        }
+    }
+}
+
+/// One attempt: the body's future, with panics caught and the timeout applied.
+async fn attempt<T: Send + Sync + 'static>(
+    shared: &Arc<Shared<T>>,
+    start: AttemptStart<T>,
+) -> Result<T, TaskError> {
+    let inputs = Inputs {
+        id: start.id,
+        attempt: start.attempt,
+        deps: start.inputs,
+        run: RunHandle {
+            shared: Arc::clone(shared),
+        },
+    };
+    let body = start.body;
+    let fut = panic::catch_unwind(AssertUnwindSafe(|| body(inputs))).map_err(panic_error)?;
+    let guarded = AssertUnwindSafe(fut).catch_unwind();
+    let outcome = match start.timeout {
+        Some(d) => clock::with_timeout(d, guarded)
+            .await
+            .map_err(|_| TaskError::TimedOut(d))?,
+        None => guarded.await,
+    };
+    outcome.map_err(panic_error)?.map_err(TaskError::from)
+}
+
+fn panic_error(payload: Box<dyn Any + Send>) -> TaskError {
+    let msg = if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    };
+    TaskError::Panicked(msg)
+}
+
+/// A running graph: query and steer it, wait for tasks, add tasks. Cloneable;
+/// every clone refers to the same run.
+///
+/// ```
+/// use fastexec::graph::{Graph, Task, TaskState};
+///
+/// let mut g = Graph::<u32>::new();
+/// g.add(Task::new("one", |_| async { Ok(1) })).unwrap();
+/// let run = g.start();
+/// let one = fastexec::block_on(run.wait("one")).unwrap();
+/// assert_eq!(*one, 1);
+/// assert_eq!(run.state("one"), Some(TaskState::Completed));
+/// let report = fastexec::block_on(run.wait_all());
+/// assert!(report.is_success());
+/// ```
+pub struct RunHandle<T> {
+    shared: Arc<Shared<T>>,
+}
+
+impl<T> Clone for RunHandle<T> {
+    fn clone(&self) -> Self {
+        RunHandle {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for RunHandle<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunHandle").finish_non_exhaustive()
+    }
+}
+
+impl<T: Send + Sync + 'static> RunHandle<T> {
+    /// The current state of a task, or `None` if no task has this id.
+    pub fn state(&self, id: &str) -> Option<TaskState> {
+        let core = self.shared.lock();
+        core.lookup(id).ok().map(|i| core.node(i).state)
+    }
+
+    /// Cancels a task and, transitively, its dependents. A running task's
+    /// future is dropped at its next suspension point. Cancelling a finished
+    /// task does nothing.
+    pub fn cancel(&self, id: &str) -> Result<(), GraphError> {
+        let fx = {
+            let mut core = self.shared.lock();
+            let i = core.lookup(id)?;
+            core.cancel(i, CancelReason::Requested, Instant::now())
+        };
+        self.shared.apply(fx);
+        Ok(())
+    }
+
+    /// Stops the run, as 000's `stop`: tasks not yet started are cancelled,
+    /// running tasks finish their current attempt (without retrying), and
+    /// tasks added afterwards are cancelled.
+    pub fn stop(&self) {
+        let fx = self.shared.lock().stop(Instant::now());
+        self.shared.apply(fx);
+    }
+
+    /// Adds a task while the graph runs (for instance from a running task: a
+    /// subflow). Validated like [`Graph::add`]; its dependencies may be in any
+    /// state. Fails with [`GraphError::Finished`] once every task is terminal.
+    pub fn add_task(&self, task: Task<T>) -> Result<(), GraphError> {
+        self.add_batch([task])
+    }
+
+    /// Adds a batch while the graph runs; see [`Graph::add_batch`].
+    pub fn add_batch(&self, tasks: impl IntoIterator<Item = Task<T>>) -> Result<(), GraphError> {
+        let fx = self.shared.lock().add(tasks.into_iter().collect(), true)?;
+        self.shared.apply(fx);
+        Ok(())
+    }
+
+    /// Waits for one task to end: its output, or why it has none.
+    ///
+    /// A task must not wait for itself or for a task that depends on it:
+    /// that wait never ends.
+    pub async fn wait(&self, id: &str) -> Result<Arc<T>, GraphError> {
+        let i = self.shared.lock().lookup(id)?;
+        let _watching = Watching::new(&self.shared.watchers);
+        self.wait_until(|core| {
+            let node = core.node(i);
+            match node.state {
+                TaskState::Completed => Some(Ok(Arc::clone(node.output.as_ref()?))),
+                s if s.is_terminal() => Some(Err(GraphError::TaskFailed {
+                    id: node.id.clone(),
+                    source: node.error.clone()?,
+                })),
+                _ => None,
+            }
+        })
+        .await
+    }
+
+    /// Waits until every task is terminal and returns the report. Must not
+    /// be awaited by a task of the same graph (it would wait for itself).
+    pub async fn wait_all(&self) -> Report<T> {
+        self.wait_until(|core| core.is_done().then_some(())).await;
+        self.report()
+    }
+
+    /// Whether every task has reached a terminal state.
+    pub fn is_finished(&self) -> bool {
+        self.shared.lock().is_done()
+    }
+
+    /// A report of the run so far (tasks still running have no end time).
+    pub fn report(&self) -> Report<T> {
+        let core = self.shared.lock();
+        Report::new(&core, self.shared.t0, self.shared.started_at)
+    }
+
+    /// Resolves once `check` returns `Some`, re-checking after each terminal
+    /// transition. Listening before the second check closes the race with a
+    /// notification sent between the check and the listen.
+    async fn wait_until<R>(&self, check: impl Fn(&Core<T>) -> Option<R>) -> R {
+        loop {
+            if let Some(r) = self.check(&check) {
+                return r;
+            }
+            let listener = self.shared.changed.listen();
+            if let Some(r) = self.check(&check) {
+                return r;
+            }
+            listener.await;
+        }
+    }
+
+    fn check<R>(&self, check: &impl Fn(&Core<T>) -> Option<R>) -> Option<R> {
+        check(&self.shared.lock())
+    }
+}
+
+/// Counts a `wait` in progress for as long as it lives (also when the
+/// waiting future is dropped early).
+struct Watching<'a>(&'a AtomicUsize);
+
+impl<'a> Watching<'a> {
+    fn new(watchers: &'a AtomicUsize) -> Self {
+        watchers.fetch_add(1, Ordering::SeqCst);
+        Watching(watchers)
+    }
+}
+
+impl Drop for Watching<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}

@@ -1,0 +1,64 @@
+//! [`TaskState`]: where a task is in its life.
+
+use std::fmt;
+
+/// The state of a task in a run.
+///
+/// ```text
+/// Pending ──deps completed──▶ Ready ──started──▶ Running ──▶ Completed | Failed
+///    │                          │                   │
+///    └── a dep failed ──▶ UpstreamFailed            │
+///    └──────── cancel / stop / fail-fast ───────────┴──▶ Cancelled
+/// ```
+///
+/// `Running` covers every attempt of the task and the backoff waits between
+/// them. The last four states are terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TaskState {
+    /// Waiting for dependencies.
+    Pending,
+    /// Every dependency completed; waiting for a worker.
+    Ready,
+    /// An attempt is running (or the task waits to retry).
+    Running,
+    /// Finished with an output.
+    Completed,
+    /// Its last attempt failed (error, panic or timeout).
+    Failed,
+    /// Cancelled before finishing.
+    Cancelled,
+    /// Never ran: a task it depends on failed.
+    UpstreamFailed,
+}
+
+impl TaskState {
+    /// Whether the task will not change state any more.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskState::Completed
+                | TaskState::Failed
+                | TaskState::Cancelled
+                | TaskState::UpstreamFailed
+        )
+    }
+
+    /// A short lower-case name, as printed in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Pending => "pending",
+            TaskState::Ready => "ready",
+            TaskState::Running => "running",
+            TaskState::Completed => "completed",
+            TaskState::Failed => "failed",
+            TaskState::Cancelled => "cancelled",
+            TaskState::UpstreamFailed => "upstream-failed",
+        }
+    }
+}
+
+impl fmt::Display for TaskState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}

@@ -1,0 +1,122 @@
+//! [`Task`]: a task's id, dependencies, body and options, before it is added
+//! to a graph.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+
+use super::{BoxError, Inputs, RetryPolicy, TaskId};
+
+/// A re-runnable task body: called once per attempt.
+pub(crate) type Body<T> =
+    Arc<dyn Fn(Inputs<T>) -> BoxFuture<'static, Result<T, BoxError>> + Send + Sync>;
+
+/// A task to add to a [`Graph`](super::Graph): an id, the ids it depends on,
+/// a body, and options (retries, timeout).
+///
+/// The body is a function called once per attempt (so a failed attempt can be
+/// retried with fresh state) with the task's [`Inputs`]: its dependencies'
+/// outputs. It returns a future resolving to `Ok(output)` or an error; any
+/// error type converts with `?`, and strings with `.into()`.
+///
+/// A task maps one to one onto a job-file entry of the distributed mode:
+/// `id`, `dependencies`, `retries`/`timeout_ms` are plain data here, and the
+/// entry's `type` + `input` select and parameterise the body.
+///
+/// ```
+/// use std::time::Duration;
+/// use fastexec::graph::{Graph, Task};
+///
+/// let mut g = Graph::<u64>::new();
+/// g.add(Task::new("fetch", |_| async { Ok(20) })).unwrap();
+/// g.add(
+///     Task::new("double", |inp| async move { Ok(inp["fetch"] * 2) })
+///         .after(["fetch"])
+///         .retries(2)
+///         .timeout(Duration::from_secs(5)),
+/// )
+/// .unwrap();
+/// let report = g.run_blocking();
+/// assert_eq!(report.output("double"), Some(&40));
+/// ```
+pub struct Task<T> {
+    pub(crate) id: TaskId,
+    pub(crate) deps: Vec<TaskId>,
+    pub(crate) body: Body<T>,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) timeout: Option<Duration>,
+}
+
+impl<T: Send + Sync + 'static> Task<T> {
+    /// A task named `id` running `body`, with no dependencies, one attempt and
+    /// no timeout.
+    pub fn new<F, Fut>(id: impl Into<TaskId>, body: F) -> Self
+    where
+        F: Fn(Inputs<T>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, BoxError>> + Send + 'static,
+    {
+        Task {
+            id: id.into(),
+            deps: Vec::new(),
+            body: Arc::new(move |inputs| Box::pin(body(inputs))),
+            retry: RetryPolicy::default(),
+            timeout: None,
+        }
+    }
+}
+
+impl<T> Task<T> {
+    /// Adds dependencies: this task runs only after all of them completed, and
+    /// receives their outputs in this order. Listing an id twice counts once.
+    pub fn after<I>(mut self, deps: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<TaskId>,
+    {
+        self.deps.extend(deps.into_iter().map(Into::into));
+        self
+    }
+
+    /// Allows `n` retries after a failed attempt (an error, a panic or a
+    /// timeout), with the default backoff of [`RetryPolicy::attempts`].
+    pub fn retries(mut self, n: u32) -> Self {
+        self.retry = RetryPolicy::attempts(n.saturating_add(1));
+        self
+    }
+
+    /// Sets the full retry policy.
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// Limits each attempt to `d`; an attempt running longer is dropped and
+    /// counts as failed ([`TaskError::TimedOut`](super::TaskError::TimedOut)).
+    pub fn timeout(mut self, d: Duration) -> Self {
+        self.timeout = Some(d);
+        self
+    }
+
+    /// The task's id.
+    pub fn id(&self) -> &TaskId {
+        &self.id
+    }
+
+    /// The ids it depends on, as given.
+    pub fn deps(&self) -> &[TaskId] {
+        &self.deps
+    }
+}
+
+impl<T> std::fmt::Debug for Task<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Task")
+            .field("id", &self.id)
+            .field("deps", &self.deps)
+            .field("retry", &self.retry)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
