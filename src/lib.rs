@@ -60,6 +60,8 @@ mod task_group;
 mod wait;
 mod worker;
 
+pub mod time;
+
 pub use executor::{spawn, Builder, EnvError, Executor, WORKERS_ENV};
 pub use task::{JoinError, JoinHandle};
 pub use task_group::TaskGroup;

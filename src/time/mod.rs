@@ -1,0 +1,2 @@
+//! Timers.
+pub(crate) mod queue;
