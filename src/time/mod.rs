@@ -10,7 +10,7 @@
 //! use std::time::{Duration, Instant};
 //! use fastexec::time::{sleep, timeout};
 //!
-//! futures::executor::block_on(async {
+//! fastexec::block_on(async {
 //!     let start = Instant::now();
 //!     sleep(Duration::from_millis(5)).await;
 //!     assert!(start.elapsed() >= Duration::from_millis(5));
@@ -55,7 +55,7 @@ fn deadline_after(duration: Duration) -> Instant {
 /// ```
 /// use std::time::{Duration, Instant};
 ///
-/// futures::executor::block_on(async {
+/// fastexec::block_on(async {
 ///     let start = Instant::now();
 ///     fastexec::time::sleep(Duration::from_millis(2)).await;
 ///     assert!(start.elapsed() >= Duration::from_millis(2));
@@ -71,7 +71,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// ```
 /// use std::time::{Duration, Instant};
 ///
-/// futures::executor::block_on(async {
+/// fastexec::block_on(async {
 ///     let deadline = Instant::now() + Duration::from_millis(2);
 ///     fastexec::time::sleep_until(deadline).await;
 ///     assert!(Instant::now() >= deadline);
@@ -188,7 +188,7 @@ impl fmt::Debug for Timer {
 /// ```
 /// use std::time::Duration;
 ///
-/// let result = futures::executor::block_on(fastexec::time::timeout(
+/// let result = fastexec::block_on(fastexec::time::timeout(
 ///     Duration::from_millis(1),
 ///     std::future::pending::<()>(),
 /// ));
@@ -207,7 +207,7 @@ pub struct Elapsed(());
 /// use std::time::Duration;
 /// use fastexec::time::timeout;
 ///
-/// futures::executor::block_on(async {
+/// fastexec::block_on(async {
 ///     assert_eq!(timeout(Duration::from_secs(5), async { 7 }).await, Ok(7));
 /// });
 /// ```
@@ -228,7 +228,7 @@ pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoF
 /// use std::time::{Duration, Instant};
 /// use fastexec::time::timeout_at;
 ///
-/// futures::executor::block_on(async {
+/// fastexec::block_on(async {
 ///     let deadline = Instant::now() + Duration::from_millis(2);
 ///     let result = timeout_at(deadline, std::future::pending::<()>()).await;
 ///     assert!(result.is_err());
@@ -302,7 +302,7 @@ impl<F: Future> Future for Timeout<F> {
 /// ```
 /// use std::time::{Duration, Instant};
 ///
-/// futures::executor::block_on(async {
+/// fastexec::block_on(async {
 ///     let period = Duration::from_millis(2);
 ///     let mut interval = fastexec::time::interval(period);
 ///     let first = interval.tick().await;

@@ -6,7 +6,7 @@
 //!
 //! # Why a wheel
 //!
-//! Chosen by measurement against an indexed binary heap (commit 733846a of
+//! Chosen by measurement against an indexed binary heap (commit 6d6f570 of
 //! branch `time`), both with 1,000,000 pending timers spread over 10 s,
 //! cancelled in random order, and fired by one `fire_expired` call per
 //! virtual millisecond. Alternating runs on one 2-core machine shared with
