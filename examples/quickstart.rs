@@ -24,8 +24,13 @@ fn count_primes(range: std::ops::Range<u64>) -> u64 {
 }
 
 fn main() {
-    let executor = fastexec::Executor::builder().build().expect("start workers");
-    println!("fastexec quickstart on {} worker threads", executor.threads());
+    let executor = fastexec::Executor::builder()
+        .build()
+        .expect("start workers");
+    println!(
+        "fastexec quickstart on {} worker threads",
+        executor.threads()
+    );
 
     // 1. Structured concurrency: block_on waits for every task spawned
     //    under it, grandchildren included, even detached ones.
@@ -73,7 +78,10 @@ fn main() {
         });
     }
     executor.block_on(group.wait());
-    println!("twin-prime pairs below {LIMIT}: {}", twins.load(Ordering::Relaxed));
+    println!(
+        "twin-prime pairs below {LIMIT}: {}",
+        twins.load(Ordering::Relaxed)
+    );
 
     // Check against one thread.
     let started = Instant::now();

@@ -60,6 +60,7 @@ mod task_group;
 mod wait;
 mod worker;
 
+pub mod cancel;
 pub mod time;
 
 pub use executor::{spawn, Builder, EnvError, Executor, WORKERS_ENV};
