@@ -61,6 +61,7 @@ mod wait;
 mod worker;
 
 pub mod cancel;
+pub mod signal;
 pub mod time;
 
 pub use executor::{spawn, Builder, EnvError, Executor, WORKERS_ENV};
