@@ -60,6 +60,7 @@ mod task_group;
 mod wait;
 mod worker;
 
+pub mod blocking;
 pub mod cancel;
 pub mod signal;
 pub mod time;
