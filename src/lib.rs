@@ -62,6 +62,11 @@ mod task_group;
 mod wait;
 mod worker;
 
+pub mod blocking;
+pub mod cancel;
+pub mod signal;
+pub mod time;
+
 pub use executor::{spawn, Builder, EnvError, Executor, WORKERS_ENV};
 pub use task::{JoinError, JoinHandle};
 pub use task_group::TaskGroup;

@@ -1,0 +1,385 @@
+//! An elastic pool of threads for blocking work, so that executor workers
+//! never block.
+//!
+//! [`BlockingPool`] starts a thread when a job arrives and no thread is
+//! idle, up to `max_threads`; a thread that finds no work for `keep_alive`
+//! exits. Jobs run in submission order. A job's panic is caught and becomes
+//! its result, so it never kills a pool thread.
+//!
+//! [`BlockingPool::shutdown`] (also run on drop) **runs the jobs already
+//! queued**, then joins every thread; jobs submitted after it are cancelled.
+//! Blocking jobs usually have side effects (a file written, a row
+//! committed), and silently dropping them would be the worse surprise.
+//!
+//! The pool uses `std`'s locks directly, not `crate::sync`: it needs timed
+//! waits, which loom does not model, and no loom model runs it.
+
+use std::any::Any;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
+use std::task::{ready, Context, Poll};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use async_task::{FallibleTask, Runnable, Task};
+
+/// The payload of a panic, as `std::panic::catch_unwind` returns it.
+pub type PanicPayload = Box<dyn Any + Send + 'static>;
+
+/// Why a [`BlockingTask`] produced no value.
+#[derive(Debug, thiserror::Error)]
+pub enum BlockingError {
+    /// The job panicked; the payload is the panic's.
+    #[error("the blocking job panicked")]
+    Panicked(PanicPayload),
+    /// The pool shut down before the job started.
+    #[error("the blocking pool shut down before the job ran")]
+    Cancelled,
+}
+
+/// A pool of at most `max_threads` threads that run blocking closures.
+///
+/// ```
+/// use std::time::Duration;
+/// use fastexec::blocking::BlockingPool;
+///
+/// let pool = BlockingPool::new(4, Duration::from_secs(10), "blocking");
+/// let job = pool.spawn(|| std::fs::metadata(".").is_ok());
+/// assert!(fastexec::block_on(job).unwrap());
+/// pool.shutdown();
+/// assert_eq!(pool.live_threads(), 0);
+/// ```
+pub struct BlockingPool {
+    shared: Arc<Shared>,
+}
+
+/// What the pool handle, its threads and its tasks' schedule functions share.
+struct Shared {
+    state: Mutex<State>,
+    /// Signalled when work arrives or the pool shuts down.
+    work_ready: Condvar,
+    max_threads: usize,
+    keep_alive: Duration,
+    name_prefix: String,
+}
+
+struct State {
+    queue: VecDeque<Runnable>,
+    /// Threads started and not yet exited.
+    live: usize,
+    /// Threads waiting for work.
+    idle: usize,
+    /// Wake-ups sent to idle threads and not yet taken: a push wakes an
+    /// idle thread only if one is not already on its way.
+    wakeups: usize,
+    shutdown: bool,
+    /// Join handles of the live threads, by thread number.
+    threads: HashMap<usize, JoinHandle<()>>,
+    /// The handle of the last thread that exited on its own; the next one
+    /// to exit (or `shutdown`) joins it, so exited threads do not pile up.
+    last_exited: Option<JoinHandle<()>>,
+    next_thread_number: usize,
+}
+
+impl BlockingPool {
+    /// A pool with no threads yet, which will start up to `max_threads`,
+    /// each named `{name_prefix}-{n}` and exiting after `keep_alive` idle.
+    ///
+    /// # Panics
+    ///
+    /// If `max_threads` is zero.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let pool = fastexec::blocking::BlockingPool::new(2, Duration::from_millis(100), "io");
+    /// assert_eq!(pool.max_threads(), 2);
+    /// assert_eq!(pool.live_threads(), 0);
+    /// ```
+    pub fn new(max_threads: usize, keep_alive: Duration, name_prefix: impl Into<String>) -> Self {
+        assert!(
+            max_threads > 0,
+            "fastexec: a blocking pool needs at least one thread"
+        );
+        Self {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State {
+                    queue: VecDeque::new(),
+                    live: 0,
+                    idle: 0,
+                    wakeups: 0,
+                    shutdown: false,
+                    threads: HashMap::new(),
+                    last_exited: None,
+                    next_thread_number: 0,
+                }),
+                work_ready: Condvar::new(),
+                max_threads,
+                keep_alive,
+                name_prefix: name_prefix.into(),
+            }),
+        }
+    }
+
+    /// Runs `job` on a pool thread; the returned future gives its value.
+    ///
+    /// Dropping the [`BlockingTask`] detaches the job: it still runs.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fastexec::blocking::{BlockingError, BlockingPool};
+    ///
+    /// let pool = BlockingPool::new(1, Duration::from_secs(1), "demo");
+    /// assert_eq!(fastexec::block_on(pool.spawn(|| 6 * 7)).unwrap(), 42);
+    /// let failed = fastexec::block_on(pool.spawn(|| -> u8 { panic!("boom") }));
+    /// assert!(matches!(failed, Err(BlockingError::Panicked(_))));
+    /// ```
+    pub fn spawn<F, T>(&self, job: F) -> BlockingTask<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        BlockingTask {
+            task: Some(self.spawn_task(job).fallible()),
+        }
+    }
+
+    /// Runs `job` on a pool thread and returns the raw `async_task` handle,
+    /// whose output is the job's value or its panic. Dropping the handle
+    /// cancels the job if it has not started. The task is cancelled (never
+    /// run) if the pool has shut down, or if no thread exists and none can
+    /// be started.
+    pub(crate) fn spawn_task<F, T>(&self, job: F) -> Task<Result<T, PanicPayload>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        // Weak: a queued task must not keep the pool alive.
+        let shared = Arc::downgrade(&self.shared);
+        let schedule = move |runnable: Runnable| Shared::submit(&shared, runnable);
+        let (runnable, task) =
+            async_task::spawn(async move { catch_unwind(AssertUnwindSafe(job)) }, schedule);
+        runnable.schedule();
+        task
+    }
+
+    /// How many pool threads are running (busy or idle).
+    pub fn live_threads(&self) -> usize {
+        self.shared.lock().live
+    }
+
+    /// The most threads the pool runs at once.
+    pub fn max_threads(&self) -> usize {
+        self.shared.max_threads
+    }
+
+    /// Stops accepting jobs, lets the threads run the jobs already queued,
+    /// and joins them. Idempotent. Called from a pool thread (inside a job),
+    /// it joins every thread but the caller's.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let pool = fastexec::blocking::BlockingPool::new(2, Duration::from_secs(5), "demo");
+    /// let done = Arc::new(AtomicUsize::new(0));
+    /// for _ in 0..10 {
+    ///     let done = done.clone();
+    ///     drop(pool.spawn(move || done.fetch_add(1, Ordering::SeqCst)));
+    /// }
+    /// pool.shutdown();
+    /// assert_eq!(done.load(Ordering::SeqCst), 10, "queued jobs ran");
+    /// ```
+    pub fn shutdown(&self) {
+        let handles: Vec<JoinHandle<()>> = {
+            let mut state = self.shared.lock();
+            state.shutdown = true;
+            self.shared.work_ready.notify_all();
+            let exited = state.last_exited.take();
+            state
+                .threads
+                .drain()
+                .map(|(_, handle)| handle)
+                .chain(exited)
+                .collect()
+        };
+        let caller = thread::current().id();
+        for handle in handles {
+            if handle.thread().id() != caller {
+                // A job's panic is caught inside the job, so a pool thread
+                // does not panic; nothing to report.
+                let _ = handle.join();
+            }
+        }
+    }
+}
+
+impl Drop for BlockingPool {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl fmt::Debug for BlockingPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockingPool")
+            .field("max_threads", &self.shared.max_threads)
+            .field("keep_alive", &self.shared.keep_alive)
+            .field("live_threads", &self.live_threads())
+            .finish()
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Jobs run outside the lock and never panic inside it: the state is
+        // consistent even if a lock holder panicked.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The schedule function of every pool task: queue it, and wake or
+    /// start a thread for it. Cancels it if the pool is gone or shut down.
+    fn submit(shared: &Weak<Shared>, runnable: Runnable) {
+        let Some(shared) = shared.upgrade() else {
+            return drop(runnable);
+        };
+        let mut state = shared.lock();
+        if state.shutdown {
+            drop(state);
+            return drop(runnable);
+        }
+        state.queue.push_back(runnable);
+        if state.idle > state.wakeups {
+            state.wakeups += 1;
+            shared.work_ready.notify_one();
+        } else if state.live < shared.max_threads {
+            if let Err(unstarted) = Shared::start_thread(&shared, &mut state) {
+                drop(state);
+                drop(unstarted);
+            }
+        }
+        // Otherwise every thread is busy; one takes the job when it is done.
+    }
+
+    /// Starts a pool thread. If that fails and no thread is left to run
+    /// the queue, gives back the job just queued so the caller can cancel it.
+    fn start_thread(shared: &Arc<Shared>, state: &mut State) -> Result<(), Option<Runnable>> {
+        let number = state.next_thread_number;
+        let worker = Arc::clone(shared);
+        let started = thread::Builder::new()
+            .name(format!("{}-{number}", shared.name_prefix))
+            .spawn(move || worker.run_thread(number));
+        match started {
+            Ok(handle) => {
+                state.next_thread_number += 1;
+                state.live += 1;
+                state.threads.insert(number, handle);
+                Ok(())
+            }
+            Err(_) if state.live == 0 => Err(state.queue.pop_back()),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// The body of a pool thread: run jobs until shutdown, or until idle for
+    /// `keep_alive`.
+    fn run_thread(&self, number: usize) {
+        let mut state = self.lock();
+        loop {
+            if let Some(runnable) = state.queue.pop_front() {
+                drop(state);
+                runnable.run();
+                state = self.lock();
+                continue;
+            }
+            if state.shutdown {
+                break;
+            }
+            let timed_out;
+            (state, timed_out) = self.wait_for_work(state);
+            if timed_out && state.queue.is_empty() {
+                break;
+            }
+        }
+        state.live -= 1;
+        let own_handle = state.threads.remove(&number);
+        let previous = std::mem::replace(&mut state.last_exited, own_handle);
+        drop(state);
+        if let Some(previous) = previous {
+            let _ = previous.join();
+        }
+    }
+
+    /// Waits as an idle thread until woken for work, shutdown, or the end of
+    /// the keep-alive; returns whether the keep-alive ran out.
+    fn wait_for_work<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+    ) -> (MutexGuard<'a, State>, bool) {
+        let give_up_at = Instant::now() + self.keep_alive;
+        state.idle += 1;
+        let timed_out = loop {
+            let remaining = give_up_at.saturating_duration_since(Instant::now());
+            state = self
+                .work_ready
+                .wait_timeout(state, remaining)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+            if state.wakeups > 0 {
+                state.wakeups -= 1;
+                break false;
+            }
+            if state.shutdown {
+                break false;
+            }
+            if Instant::now() >= give_up_at {
+                break true;
+            }
+        };
+        state.idle -= 1;
+        (state, timed_out)
+    }
+}
+
+/// The value of a job started by [`BlockingPool::spawn`]: a future of
+/// `Result<T, BlockingError>`. Dropping it detaches the job.
+#[must_use = "dropping a BlockingTask detaches the job; await it for the value"]
+pub struct BlockingTask<T> {
+    /// Always `Some` until dropped.
+    task: Option<FallibleTask<Result<T, PanicPayload>>>,
+}
+
+impl<T> Future for BlockingTask<T> {
+    type Output = Result<T, BlockingError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let task = self
+            .task
+            .as_mut()
+            .expect("a BlockingTask holds its task until dropped");
+        Poll::Ready(match ready!(Pin::new(task).poll(cx)) {
+            Some(Ok(value)) => Ok(value),
+            Some(Err(payload)) => Err(BlockingError::Panicked(payload)),
+            None => Err(BlockingError::Cancelled),
+        })
+    }
+}
+
+impl<T> Drop for BlockingTask<T> {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.detach();
+        }
+    }
+}
+
+impl<T> fmt::Debug for BlockingTask<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockingTask").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,347 @@
+//! Cooperative cancellation: [`CancellationToken`].
+//!
+//! Tokens form a tree. Cancelling a token cancels every token below it; a
+//! token made below an already cancelled one starts cancelled; cancelling a
+//! token never affects the tokens above it or beside it. Code that should
+//! stop checks [`CancellationToken::is_cancelled`] or awaits
+//! [`CancellationToken::cancelled`].
+//!
+//! # How the tree is kept
+//!
+//! A node holds a strong reference to its parent and the parent a weak one
+//! to each child, in a slab under the parent's mutex. When the last clone of
+//! a child token is dropped, the child removes its slab entry, so a
+//! long-lived parent whose children come and go does not grow. A cancelled
+//! node empties its slab and never links children again (they start
+//! cancelled), so a stale slab index can never name another child.
+
+// std's Arc: loom's has no Weak, and the reference counts are not what the
+// models check; the flag and the lock come from the shim.
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Weak};
+use std::task::{ready, Context, Poll};
+
+use event_listener::{Event, EventListener};
+use slab::Slab;
+
+use crate::sync::{lock, AtomicBool, Mutex, Ordering};
+
+/// A cloneable handle to a cancellation flag that can have child tokens.
+///
+/// Clones share one flag. `Send + Sync`; cancelling is idempotent.
+///
+/// ```
+/// use fastexec::cancel::CancellationToken;
+///
+/// let root = CancellationToken::new();
+/// let child = root.child_token();
+/// let worker = std::thread::spawn(move || {
+///     fastexec::block_on(child.cancelled());
+///     "stopped"
+/// });
+/// root.cancel();
+/// assert_eq!(worker.join().unwrap(), "stopped");
+/// ```
+#[derive(Clone)]
+pub struct CancellationToken {
+    node: Arc<Node>,
+}
+
+/// The state one token and its clones share.
+struct Node {
+    /// Written under `children`'s lock; read without it.
+    cancelled: AtomicBool,
+    /// Wakes the `cancelled()` futures.
+    event: Event,
+    /// Weak handles to the children; emptied when this node is cancelled.
+    children: Mutex<Slab<Weak<Node>>>,
+    /// Where this node is linked in its parent, if it is.
+    parent: Option<ParentLink>,
+}
+
+/// A child's place in its parent's slab.
+struct ParentLink {
+    node: Arc<Node>,
+    index: usize,
+}
+
+impl CancellationToken {
+    /// A new root token, not cancelled.
+    ///
+    /// ```
+    /// let token = fastexec::cancel::CancellationToken::new();
+    /// assert!(!token.is_cancelled());
+    /// ```
+    pub fn new() -> Self {
+        Self {
+            node: Arc::new(Node::unlinked(false)),
+        }
+    }
+
+    /// A token that is cancelled when `self` is (and, transitively, when
+    /// any ancestor is); cancelling it leaves `self` alone. If `self` is
+    /// already cancelled, the child starts cancelled.
+    ///
+    /// ```
+    /// let parent = fastexec::cancel::CancellationToken::new();
+    /// let child = parent.child_token();
+    /// child.cancel();
+    /// assert!(!parent.is_cancelled());
+    /// let other = parent.child_token();
+    /// parent.cancel();
+    /// assert!(other.is_cancelled());
+    /// ```
+    pub fn child_token(&self) -> Self {
+        let mut children = lock(&self.node.children);
+        // Relaxed: the flag is written under the lock we hold.
+        if self.node.cancelled.load(Ordering::Relaxed) {
+            return Self {
+                node: Arc::new(Node::unlinked(true)),
+            };
+        }
+        let node = Arc::new_cyclic(|weak| Node {
+            cancelled: AtomicBool::new(false),
+            event: Event::new(),
+            children: Mutex::new(Slab::new()),
+            parent: Some(ParentLink {
+                node: Arc::clone(&self.node),
+                index: children.insert(weak.clone()),
+            }),
+        });
+        Self { node }
+    }
+
+    /// Cancels this token and every token below it, and wakes every
+    /// `cancelled()` future of them. Does nothing if already cancelled.
+    ///
+    /// ```
+    /// let token = fastexec::cancel::CancellationToken::new();
+    /// token.cancel();
+    /// token.cancel();
+    /// assert!(token.is_cancelled());
+    /// ```
+    pub fn cancel(&self) {
+        // An explicit stack rather than recursion: trees may be deep.
+        let mut pending = vec![Arc::clone(&self.node)];
+        while let Some(node) = pending.pop() {
+            pending.extend(node.cancel_self());
+        }
+    }
+
+    /// Whether this token has been cancelled. Once true, it stays true, and
+    /// everything the cancelling thread did before `cancel` is visible.
+    ///
+    /// ```
+    /// let token = fastexec::cancel::CancellationToken::new();
+    /// assert!(!token.is_cancelled());
+    /// token.cancel();
+    /// assert!(token.is_cancelled());
+    /// ```
+    pub fn is_cancelled(&self) -> bool {
+        self.node.is_cancelled()
+    }
+
+    /// A future that completes once this token is cancelled (at once if it
+    /// already is).
+    ///
+    /// ```
+    /// let token = fastexec::cancel::CancellationToken::new();
+    /// token.cancel();
+    /// fastexec::block_on(token.cancelled());
+    /// ```
+    pub fn cancelled(&self) -> WaitForCancellation<'_> {
+        WaitForCancellation {
+            token: self,
+            listener: None,
+        }
+    }
+
+    /// A guard that cancels this token when dropped, unless disarmed.
+    ///
+    /// ```
+    /// let token = fastexec::cancel::CancellationToken::new();
+    /// let observer = token.clone();
+    /// drop(token.drop_guard());
+    /// assert!(observer.is_cancelled());
+    /// ```
+    pub fn drop_guard(self) -> DropGuard {
+        DropGuard { token: Some(self) }
+    }
+}
+
+impl Default for CancellationToken {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for CancellationToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CancellationToken")
+            .field("is_cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
+
+impl Node {
+    fn unlinked(cancelled: bool) -> Self {
+        Self {
+            cancelled: AtomicBool::new(cancelled),
+            event: Event::new(),
+            children: Mutex::new(Slab::new()),
+            parent: None,
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        // Acquire: pairs with the Release store in `cancel_self`.
+        self.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Sets the flag and wakes the waiters; returns the live children still
+    /// to cancel (none if this node was already cancelled).
+    fn cancel_self(&self) -> Vec<Arc<Node>> {
+        let children = {
+            let mut children = lock(&self.children);
+            // Relaxed: the flag is only written under this lock.
+            if self.cancelled.load(Ordering::Relaxed) {
+                return Vec::new();
+            }
+            // Release: pairs with the Acquire load in `is_cancelled`, so a
+            // waiter that sees the flag sees what preceded the cancel.
+            self.cancelled.store(true, Ordering::Release);
+            std::mem::take(&mut *children)
+        };
+        // After the store: a future that registered its listener and then
+        // saw the flag unset is woken here.
+        self.event.notify(usize::MAX);
+        children
+            .into_iter()
+            .filter_map(|(_, child)| child.upgrade())
+            .collect()
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if let Some(link) = &self.parent {
+            // Gone already if the parent was cancelled (its slab emptied).
+            lock(&link.node.children).try_remove(link.index);
+        }
+    }
+}
+
+/// The future of [`CancellationToken::cancelled`].
+#[must_use = "futures do nothing unless polled"]
+pub struct WaitForCancellation<'a> {
+    token: &'a CancellationToken,
+    listener: Option<EventListener>,
+}
+
+impl Future for WaitForCancellation<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        loop {
+            if this.token.is_cancelled() {
+                this.listener = None;
+                return Poll::Ready(());
+            }
+            match &mut this.listener {
+                // Listen first, then re-check the flag: a cancel between the
+                // check above and `listen` is seen by the re-check.
+                None => this.listener = Some(this.token.node.event.listen()),
+                Some(listener) => {
+                    ready!(Pin::new(listener).poll(cx));
+                    this.listener = None;
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Debug for WaitForCancellation<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WaitForCancellation")
+            .field("token", self.token)
+            .finish()
+    }
+}
+
+/// Cancels its token when dropped; made by
+/// [`CancellationToken::drop_guard`].
+#[derive(Debug)]
+#[must_use = "dropping the guard at once cancels the token"]
+pub struct DropGuard {
+    token: Option<CancellationToken>,
+}
+
+impl DropGuard {
+    /// Gives the token back without cancelling it.
+    ///
+    /// ```
+    /// let token = fastexec::cancel::CancellationToken::new();
+    /// let token = token.drop_guard().disarm();
+    /// assert!(!token.is_cancelled());
+    /// ```
+    pub fn disarm(mut self) -> CancellationToken {
+        self.token
+            .take()
+            .expect("a guard holds its token until dropped")
+    }
+}
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        if let Some(token) = &self.token {
+            token.cancel();
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn linked_children(token: &CancellationToken) -> usize {
+        lock(&token.node.children).len()
+    }
+
+    #[test]
+    fn dropped_children_unlink_from_their_parent() {
+        let parent = CancellationToken::new();
+        for _ in 0..10_000 {
+            let child = parent.child_token();
+            let clone = child.clone();
+            drop(child);
+            assert_eq!(linked_children(&parent), 1, "a clone keeps the link");
+            drop(clone);
+        }
+        assert_eq!(linked_children(&parent), 0);
+    }
+
+    #[test]
+    fn a_child_outlived_by_its_grandchild_stays_linked() {
+        let root = CancellationToken::new();
+        let grandchild = root.child_token().child_token();
+        assert_eq!(linked_children(&root), 1);
+        drop(grandchild);
+        assert_eq!(linked_children(&root), 0);
+    }
+
+    #[test]
+    fn cancelling_empties_the_slab_and_later_children_are_not_linked() {
+        let parent = CancellationToken::new();
+        let children: Vec<_> = (0..100).map(|_| parent.child_token()).collect();
+        parent.cancel();
+        assert_eq!(linked_children(&parent), 0);
+        let late = parent.child_token();
+        assert!(late.is_cancelled());
+        assert_eq!(linked_children(&parent), 0);
+        drop(children);
+        assert_eq!(linked_children(&parent), 0);
+    }
+}

@@ -1,0 +1,228 @@
+//! `BlockingPool`: bounded threads, keep-alive, panic isolation, shutdown.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use fastexec::blocking::{BlockingError, BlockingPool, BlockingTask};
+
+/// Only guards against a hang; no test relies on it for timing.
+const HANG_GUARD: Duration = Duration::from_secs(30);
+
+fn block_on_guarded<F>(future: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(futures::executor::block_on(future));
+    });
+    receiver
+        .recv_timeout(HANG_GUARD)
+        .expect("the future hung or panicked")
+}
+
+/// Spins (yielding) until `condition` holds; fails after [`HANG_GUARD`].
+fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let give_up = Instant::now() + HANG_GUARD;
+    while !condition() {
+        assert!(Instant::now() < give_up, "never happened: {what}");
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn the_pool_and_its_tasks_are_send_and_sync() {
+    fn assert_traits<T: Send + Sync>() {}
+    assert_traits::<BlockingPool>();
+    assert_traits::<BlockingTask<u32>>();
+    // Send only: a panic payload is not Sync.
+    fn assert_send<T: Send + std::error::Error>() {}
+    assert_send::<BlockingError>();
+}
+
+#[test]
+fn more_jobs_than_threads_all_run_and_never_more_than_max_at_once() {
+    const JOBS: usize = 64;
+    let pool = BlockingPool::new(3, Duration::from_secs(10), "bounded");
+    let running = Arc::new(AtomicUsize::new(0));
+    let most_running = Arc::new(AtomicUsize::new(0));
+    let jobs: Vec<_> = (0..JOBS)
+        .map(|i| {
+            let (running, most_running) = (Arc::clone(&running), Arc::clone(&most_running));
+            pool.spawn(move || {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most_running.fetch_max(now, Ordering::SeqCst);
+                std::thread::yield_now();
+                running.fetch_sub(1, Ordering::SeqCst);
+                i * 2
+            })
+        })
+        .collect();
+    let results = block_on_guarded(futures::future::join_all(jobs));
+    let values: Vec<usize> = results.into_iter().map(Result::unwrap).collect();
+    assert_eq!(values, (0..JOBS).map(|i| i * 2).collect::<Vec<_>>());
+    assert!(most_running.load(Ordering::SeqCst) <= 3);
+    assert!(pool.live_threads() <= 3);
+}
+
+#[test]
+fn jobs_blocking_together_get_their_own_threads_up_to_the_bound() {
+    let pool = BlockingPool::new(4, Duration::from_secs(10), "together");
+    // Four jobs that can only finish together: needs four threads at once.
+    let barrier = Arc::new(Barrier::new(4));
+    let jobs: Vec<_> = (0..4)
+        .map(|_| {
+            let barrier = Arc::clone(&barrier);
+            pool.spawn(move || barrier.wait().is_leader())
+        })
+        .collect();
+    let leaders = block_on_guarded(futures::future::join_all(jobs))
+        .into_iter()
+        .filter(|result| *result.as_ref().unwrap())
+        .count();
+    assert_eq!(leaders, 1);
+    assert_eq!(pool.live_threads(), 4);
+}
+
+#[test]
+fn idle_threads_exit_after_the_keep_alive_and_come_back_for_new_work() {
+    let pool = BlockingPool::new(2, Duration::from_millis(20), "keep-alive");
+    let barrier = Arc::new(Barrier::new(2));
+    let jobs: Vec<_> = (0..2)
+        .map(|_| {
+            let barrier = Arc::clone(&barrier);
+            pool.spawn(move || {
+                barrier.wait();
+            })
+        })
+        .collect();
+    block_on_guarded(futures::future::join_all(jobs));
+    assert_eq!(pool.live_threads(), 2);
+
+    wait_until("idle threads exit", || pool.live_threads() == 0);
+
+    let again = block_on_guarded(pool.spawn(|| "ran"));
+    assert_eq!(again.unwrap(), "ran");
+}
+
+#[test]
+fn a_panicking_job_does_not_kill_its_thread() {
+    let pool = BlockingPool::new(1, Duration::from_secs(10), "panics");
+    let before = block_on_guarded(pool.spawn(|| std::thread::current().id())).unwrap();
+    let failed = block_on_guarded(pool.spawn(|| -> u8 { panic!("boom") }));
+    match failed {
+        Err(BlockingError::Panicked(payload)) => {
+            assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
+        }
+        other => panic!("expected the panic, got {other:?}"),
+    }
+    let after = block_on_guarded(pool.spawn(|| std::thread::current().id())).unwrap();
+    assert_eq!(before, after, "the same thread ran on");
+    assert_eq!(pool.live_threads(), 1);
+}
+
+#[test]
+fn threads_are_named_with_the_prefix() {
+    let pool = BlockingPool::new(1, Duration::from_secs(10), "named");
+    let name = block_on_guarded(pool.spawn(|| std::thread::current().name().map(String::from)));
+    assert_eq!(name.unwrap().as_deref(), Some("named-0"));
+}
+
+thread_local! {
+    /// Counts a pool thread's exit when its thread-locals are destroyed,
+    /// which happens before a join of that thread returns.
+    static EXIT_WITNESS: ExitWitness = const { ExitWitness(std::cell::RefCell::new(None)) };
+}
+
+struct ExitWitness(std::cell::RefCell<Option<Arc<AtomicUsize>>>);
+
+impl Drop for ExitWitness {
+    fn drop(&mut self) {
+        if let Some(exits) = self.0.borrow().as_ref() {
+            exits.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[test]
+fn shutdown_runs_queued_jobs_and_joins_every_thread() {
+    const JOBS: usize = 40;
+    let pool = BlockingPool::new(2, Duration::from_secs(60), "shutdown");
+    let ran = Arc::new(AtomicUsize::new(0));
+    let exits = Arc::new(AtomicUsize::new(0));
+    let threads_seen = Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+    for _ in 0..JOBS {
+        let (ran, exits, seen) = (
+            Arc::clone(&ran),
+            Arc::clone(&exits),
+            Arc::clone(&threads_seen),
+        );
+        drop(pool.spawn(move || {
+            EXIT_WITNESS.with(|witness| *witness.0.borrow_mut() = Some(exits));
+            seen.lock().unwrap().insert(std::thread::current().id());
+            ran.fetch_add(1, Ordering::SeqCst);
+        }));
+    }
+    pool.shutdown();
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        JOBS,
+        "queued jobs ran before shutdown returned"
+    );
+    assert_eq!(pool.live_threads(), 0);
+    let threads = threads_seen.lock().unwrap().len();
+    assert_eq!(
+        exits.load(Ordering::SeqCst),
+        threads,
+        "every thread was joined"
+    );
+}
+
+#[test]
+fn jobs_after_shutdown_are_cancelled() {
+    let pool = BlockingPool::new(1, Duration::from_secs(1), "closed");
+    pool.shutdown();
+    let result = block_on_guarded(pool.spawn(|| 1));
+    assert!(matches!(result, Err(BlockingError::Cancelled)));
+    assert_eq!(pool.live_threads(), 0);
+}
+
+#[test]
+fn dropping_the_pool_joins_its_threads_after_the_queued_jobs() {
+    let pool = BlockingPool::new(1, Duration::from_secs(60), "dropped");
+    let ran = Arc::new(AtomicUsize::new(0));
+    for _ in 0..5 {
+        let ran = Arc::clone(&ran);
+        drop(pool.spawn(move || ran.fetch_add(1, Ordering::SeqCst)));
+    }
+    drop(pool);
+    assert_eq!(ran.load(Ordering::SeqCst), 5);
+}
+
+#[test]
+fn a_dropped_handle_detaches_the_job() {
+    let pool = BlockingPool::new(1, Duration::from_secs(10), "detached");
+    let (sender, receiver) = mpsc::channel();
+    drop(pool.spawn(move || sender.send("still ran").unwrap()));
+    assert_eq!(receiver.recv_timeout(HANG_GUARD), Ok("still ran"));
+}
+
+#[test]
+fn shutdown_from_inside_a_job_does_not_join_itself() {
+    let pool = Arc::new(BlockingPool::new(2, Duration::from_secs(10), "inner"));
+    let inner = Arc::clone(&pool);
+    let result = block_on_guarded(pool.spawn(move || {
+        inner.shutdown();
+        "returned"
+    }));
+    assert_eq!(result.unwrap(), "returned");
+}
+
+#[test]
+#[should_panic(expected = "at least one thread")]
+fn a_pool_without_threads_is_refused() {
+    let _ = BlockingPool::new(0, Duration::from_secs(1), "none");
+}

@@ -1,0 +1,163 @@
+//! `CancellationToken`: trees, waiting, and cancellation from other threads.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Barrier};
+use std::task::{Context, Wake, Waker};
+use std::time::Duration;
+
+use fastexec::cancel::CancellationToken;
+
+/// Only guards against a hang; no test relies on it for timing.
+const HANG_GUARD: Duration = Duration::from_secs(30);
+
+fn block_on_guarded<F>(future: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(futures::executor::block_on(future));
+    });
+    receiver
+        .recv_timeout(HANG_GUARD)
+        .expect("the future hung or panicked")
+}
+
+#[derive(Default)]
+struct CountingWake(AtomicUsize);
+
+impl Wake for CountingWake {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn tokens_and_their_futures_are_send_and_sync() {
+    fn assert_traits<T: Send + Sync>() {}
+    assert_traits::<CancellationToken>();
+    assert_traits::<fastexec::cancel::WaitForCancellation<'static>>();
+    assert_traits::<fastexec::cancel::DropGuard>();
+}
+
+#[test]
+fn clones_share_the_flag() {
+    let token = CancellationToken::new();
+    let clone = token.clone();
+    assert!(!clone.is_cancelled());
+    token.cancel();
+    assert!(clone.is_cancelled());
+}
+
+#[test]
+fn cancelling_a_parent_reaches_every_descendant() {
+    let root = CancellationToken::new();
+    let child = root.child_token();
+    let grandchild = child.child_token();
+    // The middle token's handles are gone; the grandchild must still be reached.
+    drop(child);
+    let sibling = root.child_token();
+    assert!(!grandchild.is_cancelled());
+    root.cancel();
+    assert!(grandchild.is_cancelled());
+    assert!(sibling.is_cancelled());
+}
+
+#[test]
+fn cancelling_a_child_leaves_its_parent_and_siblings_alone() {
+    let root = CancellationToken::new();
+    let child = root.child_token();
+    let sibling = root.child_token();
+    let grandchild = child.child_token();
+    child.cancel();
+    assert!(grandchild.is_cancelled());
+    assert!(!root.is_cancelled());
+    assert!(!sibling.is_cancelled());
+}
+
+#[test]
+fn children_of_a_cancelled_token_start_cancelled() {
+    let root = CancellationToken::new();
+    root.cancel();
+    let child = root.child_token();
+    assert!(child.is_cancelled());
+    assert!(child.child_token().is_cancelled());
+}
+
+#[test]
+fn cancelled_completes_at_once_when_already_cancelled() {
+    let token = CancellationToken::new();
+    token.cancel();
+    let waker = Waker::from(Arc::new(CountingWake::default()));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = token.cancelled();
+    assert!(Pin::new(&mut future).poll(&mut cx).is_ready());
+}
+
+#[test]
+fn a_pending_wait_is_woken_by_cancel() {
+    let token = CancellationToken::new();
+    let wake = Arc::new(CountingWake::default());
+    let waker = Waker::from(Arc::clone(&wake));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = token.cancelled();
+    assert!(Pin::new(&mut future).poll(&mut cx).is_pending());
+    assert_eq!(wake.0.load(Ordering::SeqCst), 0);
+
+    token.cancel();
+    assert_eq!(wake.0.load(Ordering::SeqCst), 1);
+    assert!(Pin::new(&mut future).poll(&mut cx).is_ready());
+}
+
+#[test]
+fn cancel_from_another_thread_wakes_waiters_on_many_children() {
+    const CHILDREN: usize = 2_000;
+    let root = CancellationToken::new();
+    let children: Vec<_> = (0..CHILDREN).map(|_| root.child_token()).collect();
+    let started = Arc::new(Barrier::new(2));
+
+    let canceller = {
+        let root = root.clone();
+        let started = Arc::clone(&started);
+        std::thread::spawn(move || {
+            started.wait();
+            root.cancel();
+        })
+    };
+    let woken = block_on_guarded(async move {
+        started.wait();
+        let waits = children.iter().map(|child| child.cancelled());
+        futures::future::join_all(waits).await.len()
+    });
+    canceller.join().unwrap();
+    assert_eq!(woken, CHILDREN);
+}
+
+#[test]
+fn racing_child_creation_with_cancel_never_leaves_a_live_child() {
+    for _ in 0..200 {
+        let root = CancellationToken::new();
+        let maker = {
+            let root = root.clone();
+            std::thread::spawn(move || (0..50).map(|_| root.child_token()).collect::<Vec<_>>())
+        };
+        root.cancel();
+        let children = maker.join().unwrap();
+        assert!(children.iter().all(CancellationToken::is_cancelled));
+    }
+}
+
+#[test]
+fn a_drop_guard_cancels_unless_disarmed() {
+    let token = CancellationToken::new();
+    let kept = token.clone().drop_guard().disarm();
+    assert!(!token.is_cancelled());
+    {
+        let _guard = kept.drop_guard();
+        assert!(!token.is_cancelled());
+    }
+    assert!(token.is_cancelled());
+}
