@@ -19,6 +19,7 @@
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::task::{Context, Poll, Wake, Waker};
+use std::time::Instant;
 
 use crate::context;
 use crate::executor::Shared;
@@ -45,7 +46,7 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
         Some(worker) => run_on_worker(&worker, root),
         None => {
             let _executor = context::enter_executor(shared.clone());
-            run_parked(root)
+            run_parked(root, shared)
         }
     }
 }
@@ -94,8 +95,9 @@ impl Wake for ThreadWaker {
     }
 }
 
-/// Polls `future` whenever woken, sleeping in between.
-fn run_parked<F: Future>(future: F) -> F::Output {
+/// Polls `future` whenever woken, sleeping in between; the sleep lasts no
+/// longer than the executor's nearest timer, which it then fires.
+fn run_parked<F: Future>(future: F, shared: &Shared) -> F::Output {
     // A parker per call: a nested `block_on` must not consume the outer
     // one's wake-ups.
     let parker = Parker::new();
@@ -106,7 +108,13 @@ fn run_parked<F: Future>(future: F) -> F::Output {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
             return output;
         }
-        parker.park();
+        match shared.timers().next_deadline() {
+            Some(deadline) => {
+                parker.park_timeout(deadline.saturating_duration_since(Instant::now()));
+                shared.fire_due_timers();
+            }
+            None => parker.park(),
+        }
     }
 }
 

@@ -29,11 +29,13 @@ use crate::idle::Idle;
 use crate::park::{Parker, Unparker};
 use crate::queue::{self, Local, Overflow, Steal};
 use crate::registry::Registry;
-use crate::sync::{AtomicBool, Ordering::*};
+use crate::sync::{fence, AtomicBool, AtomicUsize, Ordering::*};
 use crate::task::{JoinHandle, Runnable, TaskFuture};
 use crate::task_group::Membership;
+use crate::time::TimerQueue;
 use crate::worker;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use std::time::Instant;
 
 /// State shared by an executor's handle, its workers and its tasks'
 /// schedule functions.
@@ -44,9 +46,65 @@ pub(crate) struct Shared {
     idle: Idle,
     registry: Registry,
     shutdown: AtomicBool,
+    timers: Arc<TimerQueue>,
+    /// The worker parked with the timer role (see `worker.rs`), or
+    /// [`NO_TIMER_HOLDER`].
+    timer_holder: AtomicUsize,
 }
 
+/// `timer_holder` when no worker holds the timer role.
+pub(crate) const NO_TIMER_HOLDER: usize = usize::MAX;
+
 impl Shared {
+    pub(crate) fn timers(&self) -> &Arc<TimerQueue> {
+        &self.timers
+    }
+
+    /// Fires the timers that are due, if any. Cheap when none are pending.
+    pub(crate) fn fire_due_timers(&self) {
+        if let Some(deadline) = self.timers.next_deadline() {
+            let now = Instant::now();
+            if deadline <= now {
+                self.timers.fire_expired(now);
+            }
+        }
+    }
+
+    /// Makes worker `index` the timer holder if no one is. The holder parks
+    /// with the nearest deadline as its timeout.
+    pub(crate) fn try_take_timer_role(&self, index: usize) -> bool {
+        if self.timers.next_deadline().is_none() {
+            return false;
+        }
+        // SeqCst: with the fence below, this pairs with the fence in
+        // `on_earlier_deadline`: either the inserter sees the holder (and
+        // unparks it) or the holder's next read of the deadline sees the
+        // insert. A write followed by a read on each side is the
+        // store-buffering shape, which AcqRel does not order.
+        let taken = self
+            .timer_holder
+            .compare_exchange(NO_TIMER_HOLDER, index, SeqCst, SeqCst)
+            .is_ok();
+        fence(SeqCst);
+        taken
+    }
+
+    pub(crate) fn release_timer_role(&self) {
+        // Release: pairs with the SeqCst CAS of the next holder; nothing the
+        // holder wrote needs more.
+        self.timer_holder.store(NO_TIMER_HOLDER, Release);
+    }
+
+    /// The timer queue's hook: a new deadline is earlier than all others.
+    fn on_earlier_deadline(&self) {
+        // SeqCst: see `try_take_timer_role`.
+        fence(SeqCst);
+        match self.timer_holder.load(SeqCst) {
+            NO_TIMER_HOLDER => self.notify_one(),
+            holder => self.unparkers[holder].unpark(),
+        }
+    }
+
     pub(crate) fn workers(&self) -> usize {
         self.stealers.len()
     }
@@ -327,13 +385,23 @@ impl Builder {
         let (locals, stealers): (Vec<Local<Runnable>>, Vec<Steal<Runnable>>) =
             (0..workers).map(|_| queue::local()).unzip();
         let parkers: Vec<Parker> = (0..workers).map(|_| Parker::new()).collect();
-        let shared = Arc::new(Shared {
-            injector: ConcurrentQueue::unbounded(),
-            stealers: stealers.into_boxed_slice(),
-            unparkers: parkers.iter().map(Parker::unparker).collect(),
-            idle: Idle::new(workers),
-            registry: Registry::new(workers),
-            shutdown: AtomicBool::new(false),
+        let shared = Arc::new_cyclic(|weak: &Weak<Shared>| {
+            let weak = weak.clone();
+            let hook = move || {
+                if let Some(shared) = weak.upgrade() {
+                    shared.on_earlier_deadline();
+                }
+            };
+            Shared {
+                injector: ConcurrentQueue::unbounded(),
+                stealers: stealers.into_boxed_slice(),
+                unparkers: parkers.iter().map(Parker::unparker).collect(),
+                idle: Idle::new(workers),
+                registry: Registry::new(workers),
+                shutdown: AtomicBool::new(false),
+                timers: Arc::new(TimerQueue::new(Box::new(hook))),
+                timer_holder: AtomicUsize::new(NO_TIMER_HOLDER),
+            }
         });
         let mut executor = Executor {
             shared: shared.clone(),

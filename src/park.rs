@@ -71,8 +71,6 @@ impl Parker {
     /// Like [`park`](Self::park), but returns after `timeout` at the latest.
     /// Returns whether a notification was consumed. (The timer driver's
     /// park; timeouts are not modelled under loom.)
-    #[cfg(not(loom))]
-    #[allow(dead_code)]
     pub fn park_timeout(&self, timeout: Duration) -> bool {
         self.park_inner(Some(timeout))
     }

@@ -123,6 +123,9 @@ impl Worker {
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
         if tick % GLOBAL_INTERVAL == 0 {
+            // Busy workers fire due timers too, so timers never wait for a
+            // worker to go idle.
+            self.shared.fire_due_timers();
             if let Some(task) = self.shared.pop_injected() {
                 return Some(task);
             }
@@ -207,20 +210,46 @@ impl Worker {
         let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
     }
 
-    /// Sleeps until woken by new work, shutdown or an unpark from a
-    /// `block_on` waker on this thread.
+    /// Sleeps until woken by new work, shutdown, an unpark from a
+    /// `block_on` waker on this thread, or (for the timer holder) the
+    /// nearest timer deadline.
+    ///
+    /// The timer role: one parked worker at a time holds it and sleeps with
+    /// the nearest deadline as its timeout; an insert of an earlier deadline
+    /// unparks it to re-arm. On waking it hands the role back and fires what
+    /// is due, and the next worker to park takes the role. So timers need no
+    /// thread of their own, and the role migrates between idle workers.
     pub(crate) fn park(&self) {
         let idle = self.shared.idle();
         let was_searching = self.searching.replace(false);
         if idle.transition_to_parked(self.index, was_searching) && self.shared.has_visible_work() {
             self.shared.notify_one();
         }
+        let holds_timers = self.shared.try_take_timer_role(self.index);
         if !self.shared.is_shutdown() {
-            self.parker.park();
+            match self.timeout_for_timers(holds_timers) {
+                Some(timeout) => {
+                    self.parker.park_timeout(timeout);
+                }
+                None => self.parker.park(),
+            }
         }
         if idle.transition_from_parked(self.index) {
             self.searching.set(true);
         }
+        if holds_timers {
+            self.shared.release_timer_role();
+            self.shared.fire_due_timers();
+        }
+    }
+
+    /// How long the timer holder may sleep; `None` for an unbounded park.
+    fn timeout_for_timers(&self, holds_timers: bool) -> Option<std::time::Duration> {
+        if !holds_timers {
+            return None;
+        }
+        let deadline = self.shared.timers().next_deadline()?;
+        Some(deadline.saturating_duration_since(std::time::Instant::now()))
     }
 
     /// The worker thread's main loop.

@@ -103,7 +103,6 @@
 //! `JoinHandle`, `block_on`), so it holds no unsafe code.
 #![forbid(unsafe_code)]
 
-mod clock;
 mod core;
 mod dot;
 mod error;

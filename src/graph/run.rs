@@ -11,9 +11,7 @@ use event_listener::Event;
 use futures_util::FutureExt;
 
 use super::core::{AfterFailure, AttemptStart, Core, Effects};
-use super::{
-    clock, dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError, TaskState,
-};
+use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError, TaskState};
 
 /// A task graph under construction: add tasks, validate, then run.
 ///
@@ -228,7 +226,7 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32) {
             Err(error) => shared.lock().attempt_failed(i, error, now),
         };
         match after {
-            AfterFailure::Retry(delay) => clock::sleep(delay).await,
+            AfterFailure::Retry(delay) => crate::time::sleep(delay).await,
             AfterFailure::Done(fx) => return shared.apply(fx),
         }
     }
@@ -251,7 +249,7 @@ async fn attempt<T: Send + Sync + 'static>(
     let fut = panic::catch_unwind(AssertUnwindSafe(|| body(inputs))).map_err(panic_error)?;
     let guarded = AssertUnwindSafe(fut).catch_unwind();
     let outcome = match start.timeout {
-        Some(d) => clock::with_timeout(d, guarded)
+        Some(d) => crate::time::timeout(d, guarded)
             .await
             .map_err(|_| TaskError::TimedOut(d))?,
         None => guarded.await,

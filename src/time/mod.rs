@@ -32,7 +32,8 @@ use std::time::{Duration, Instant};
 
 use pin_project_lite::pin_project;
 
-use self::queue::{TimerKey, TimerQueue};
+use self::queue::TimerKey;
+pub(crate) use self::queue::TimerQueue;
 
 /// Stands in for "never" when a deadline does not fit in an [`Instant`]:
 /// about 30 years, as far as any process will wait.
