@@ -24,6 +24,7 @@ use std::thread;
 use async_task::{ScheduleInfo, WithInfo};
 use concurrent_queue::{ConcurrentQueue, PushError};
 
+use crate::blocking::BlockingPool;
 use crate::context;
 use crate::idle::Idle;
 use crate::park::{Parker, Unparker};
@@ -47,6 +48,7 @@ pub(crate) struct Shared {
     registry: Registry,
     shutdown: AtomicBool,
     timers: Arc<TimerQueue>,
+    blocking: BlockingPool,
     /// The worker parked with the timer role (see `worker.rs`), or
     /// [`NO_TIMER_HOLDER`].
     timer_holder: AtomicUsize,
@@ -274,6 +276,16 @@ impl Executor {
     pub fn threads(&self) -> usize {
         self.shared.workers()
     }
+
+    /// Runs a blocking closure on this executor's blocking pool. See
+    /// [`spawn_blocking`](crate::spawn_blocking).
+    pub fn spawn_blocking<F, T>(&self, f: F) -> JoinHandle<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        JoinHandle::new(self.shared.blocking.spawn_task(f))
+    }
 }
 
 impl Drop for Executor {
@@ -293,6 +305,8 @@ impl Drop for Executor {
             }
         }
         self.shared.drop_remaining_tasks();
+        // Runs the blocking jobs already queued, then joins the pool.
+        self.shared.blocking.shutdown();
     }
 }
 
@@ -314,7 +328,11 @@ impl std::fmt::Debug for Executor {
 pub struct Builder {
     threads: Option<usize>,
     thread_name: String,
+    max_blocking_threads: usize,
 }
+
+/// How long an idle blocking-pool thread waits for work before it exits.
+const BLOCKING_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The environment variable that sets the global executor's thread count.
 pub const WORKERS_ENV: &str = "FASTEXEC_WORKERS";
@@ -338,6 +356,7 @@ impl Builder {
         Builder {
             threads: None,
             thread_name: "fastexec-worker".to_string(),
+            max_blocking_threads: 64,
         }
     }
 
@@ -371,6 +390,18 @@ impl Builder {
         self
     }
 
+    /// The most threads the blocking pool may run at once (default 64;
+    /// idle ones exit after 10 s).
+    ///
+    /// # Panics
+    ///
+    /// If `n` is 0.
+    pub fn max_blocking_threads(mut self, n: usize) -> Builder {
+        assert!(n > 0, "the blocking pool needs at least one thread");
+        self.max_blocking_threads = n;
+        self
+    }
+
     /// The prefix of the worker threads' names; each gets `-N` appended.
     pub fn thread_name(mut self, prefix: impl Into<String>) -> Builder {
         self.thread_name = prefix.into();
@@ -400,6 +431,11 @@ impl Builder {
                 registry: Registry::new(workers),
                 shutdown: AtomicBool::new(false),
                 timers: Arc::new(TimerQueue::new(Box::new(hook))),
+                blocking: BlockingPool::new(
+                    self.max_blocking_threads,
+                    BLOCKING_KEEP_ALIVE,
+                    format!("{}-blocking", self.thread_name),
+                ),
                 timer_holder: AtomicUsize::new(NO_TIMER_HOLDER),
             }
         });
@@ -465,6 +501,27 @@ where
     F::Output: Send + 'static,
 {
     with_current(|shared| shared.spawn(future, membership))
+}
+
+/// Runs a blocking closure on the current executor's blocking pool, so that
+/// no worker thread blocks; the pool grows on demand up to a bound
+/// ([`Builder::max_blocking_threads`]) and idle threads exit after a
+/// keep-alive. Dropping the executor runs the queued jobs and joins the pool.
+///
+/// ```
+/// let len = fastexec::block_on(async {
+///     fastexec::spawn_blocking(|| std::fs::read_dir(".").map(|d| d.count()).unwrap_or(0))
+///         .await
+///         .unwrap()
+/// });
+/// assert!(len > 0);
+/// ```
+pub fn spawn_blocking<F, T>(f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    with_current(|shared| JoinHandle::new(shared.blocking.spawn_task(f)))
 }
 
 /// Spawns a task onto the current executor.

@@ -67,7 +67,7 @@ pub mod cancel;
 pub mod signal;
 pub mod time;
 
-pub use executor::{spawn, Builder, EnvError, Executor, WORKERS_ENV};
+pub use executor::{spawn, spawn_blocking, Builder, EnvError, Executor, WORKERS_ENV};
 pub use task::{JoinError, JoinHandle};
 pub use task_group::TaskGroup;
 pub use wait::{yield_now, YieldNow};

@@ -17,7 +17,8 @@ fn one_thread() -> Executor {
 fn within<R: Send + 'static>(limit: Duration, f: impl FnOnce() -> R + Send + 'static) -> R {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || tx.send(f()).unwrap());
-    rx.recv_timeout(limit).expect("timed out: a timer was never fired")
+    rx.recv_timeout(limit)
+        .expect("timed out: a timer was never fired")
 }
 
 #[test]
@@ -32,7 +33,10 @@ fn idle_worker_fires_a_task_timer() {
         // A foreign thread waits on the handle only; the worker is idle and
         // must fire the timer by itself.
         let elapsed = futures::executor::block_on(slept).unwrap();
-        assert!(elapsed >= Duration::from_millis(20), "fired early: {elapsed:?}");
+        assert!(
+            elapsed >= Duration::from_millis(20),
+            "fired early: {elapsed:?}"
+        );
     });
 }
 
