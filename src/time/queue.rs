@@ -482,6 +482,12 @@ mod tests {
     }
 
     #[test]
+    fn the_queue_can_be_shared_between_threads() {
+        fn assert_traits<T: Send + Sync>() {}
+        assert_traits::<TimerQueue>();
+    }
+
+    #[test]
     fn fires_at_the_deadline_and_never_before() {
         let queue = quiet_queue();
         let (counter, waker) = counting_waker();
