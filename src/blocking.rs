@@ -190,10 +190,10 @@ impl BlockingPool {
     /// let done = Arc::new(AtomicUsize::new(0));
     /// for _ in 0..10 {
     ///     let done = done.clone();
-    ///     drop(pool.spawn(move || done.fetch_add(1, Ordering::SeqCst)));
+    ///     drop(pool.spawn(move || done.fetch_add(1, Ordering::Relaxed)));
     /// }
     /// pool.shutdown();
-    /// assert_eq!(done.load(Ordering::SeqCst), 10, "queued jobs ran");
+    /// assert_eq!(done.load(Ordering::Relaxed), 10, "queued jobs ran");
     /// ```
     pub fn shutdown(&self) {
         let handles: Vec<JoinHandle<()>> = {

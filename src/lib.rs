@@ -126,4 +126,5 @@ pub mod __loom {
     pub use crate::park::{Parker, Unparker};
     pub use crate::queue::{local, Local, Overflow, Steal, CAPACITY};
     pub use crate::task_group::loom_api::*;
+    pub use crate::time::queue::loom_api::*;
 }

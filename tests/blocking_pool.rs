@@ -53,10 +53,10 @@ fn more_jobs_than_threads_all_run_and_never_more_than_max_at_once() {
         .map(|i| {
             let (running, most_running) = (Arc::clone(&running), Arc::clone(&most_running));
             pool.spawn(move || {
-                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
-                most_running.fetch_max(now, Ordering::SeqCst);
+                let now = running.fetch_add(1, Ordering::Relaxed) + 1;
+                most_running.fetch_max(now, Ordering::Relaxed);
                 std::thread::yield_now();
-                running.fetch_sub(1, Ordering::SeqCst);
+                running.fetch_sub(1, Ordering::Relaxed);
                 i * 2
             })
         })
@@ -64,7 +64,7 @@ fn more_jobs_than_threads_all_run_and_never_more_than_max_at_once() {
     let results = block_on_guarded(futures::future::join_all(jobs));
     let values: Vec<usize> = results.into_iter().map(Result::unwrap).collect();
     assert_eq!(values, (0..JOBS).map(|i| i * 2).collect::<Vec<_>>());
-    assert!(most_running.load(Ordering::SeqCst) <= 3);
+    assert!(most_running.load(Ordering::Relaxed) <= 3);
     assert!(pool.live_threads() <= 3);
 }
 
@@ -142,7 +142,7 @@ struct ExitWitness(std::cell::RefCell<Option<Arc<AtomicUsize>>>);
 impl Drop for ExitWitness {
     fn drop(&mut self) {
         if let Some(exits) = self.0.borrow().as_ref() {
-            exits.fetch_add(1, Ordering::SeqCst);
+            exits.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
@@ -163,19 +163,19 @@ fn shutdown_runs_queued_jobs_and_joins_every_thread() {
         drop(pool.spawn(move || {
             EXIT_WITNESS.with(|witness| *witness.0.borrow_mut() = Some(exits));
             seen.lock().unwrap().insert(std::thread::current().id());
-            ran.fetch_add(1, Ordering::SeqCst);
+            ran.fetch_add(1, Ordering::Relaxed);
         }));
     }
     pool.shutdown();
     assert_eq!(
-        ran.load(Ordering::SeqCst),
+        ran.load(Ordering::Relaxed),
         JOBS,
         "queued jobs ran before shutdown returned"
     );
     assert_eq!(pool.live_threads(), 0);
     let threads = threads_seen.lock().unwrap().len();
     assert_eq!(
-        exits.load(Ordering::SeqCst),
+        exits.load(Ordering::Relaxed),
         threads,
         "every thread was joined"
     );
@@ -196,10 +196,10 @@ fn dropping_the_pool_joins_its_threads_after_the_queued_jobs() {
     let ran = Arc::new(AtomicUsize::new(0));
     for _ in 0..5 {
         let ran = Arc::clone(&ran);
-        drop(pool.spawn(move || ran.fetch_add(1, Ordering::SeqCst)));
+        drop(pool.spawn(move || ran.fetch_add(1, Ordering::Relaxed)));
     }
     drop(pool);
-    assert_eq!(ran.load(Ordering::SeqCst), 5);
+    assert_eq!(ran.load(Ordering::Relaxed), 5);
 }
 
 #[test]

@@ -32,7 +32,7 @@ struct CountingWake(AtomicUsize);
 
 impl Wake for CountingWake {
     fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
+        self.0.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -54,7 +54,7 @@ impl Probe {
     }
 
     fn wakes(&self) -> usize {
-        self.wake.0.load(Ordering::SeqCst)
+        self.wake.0.load(Ordering::Relaxed)
     }
 }
 

@@ -32,7 +32,7 @@ struct CountingWake(AtomicUsize);
 
 impl Wake for CountingWake {
     fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
+        self.0.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -97,7 +97,7 @@ fn a_sleep_woken_by_its_timer_completes_on_the_next_poll() {
     assert!(Pin::new(&mut sleep).poll(&mut cx).is_pending());
 
     let guard = Instant::now() + HANG_GUARD;
-    while wake.0.load(Ordering::SeqCst) == 0 {
+    while wake.0.load(Ordering::Relaxed) == 0 {
         assert!(Instant::now() < guard, "the timer never fired");
         std::thread::yield_now();
     }
@@ -121,7 +121,7 @@ fn dropping_a_pending_sleep_releases_its_waker() {
         1,
         "the clone was dropped with the timer"
     );
-    assert_eq!(wake.0.load(Ordering::SeqCst), 0);
+    assert_eq!(wake.0.load(Ordering::Relaxed), 0);
 }
 
 #[test]

@@ -401,6 +401,38 @@ fn level_for(elapsed: u64, when: u64) -> usize {
     (highest_bit / LEVEL_BITS) as usize
 }
 
+/// The queue's API for the loom models in `loom-tests/`; not public API.
+#[cfg(loom)]
+pub mod loom_api {
+    use std::task::Waker;
+    use std::time::Instant;
+
+    /// A [`TimerQueue`](super::TimerQueue) behind a public face.
+    pub struct LoomTimerQueue(super::TimerQueue);
+
+    impl LoomTimerQueue {
+        /// See `TimerQueue::new`.
+        pub fn new(on_earlier: Box<dyn Fn() + Send + Sync>) -> Self {
+            Self(super::TimerQueue::new(on_earlier))
+        }
+
+        /// See `TimerQueue::insert`.
+        pub fn insert(&self, deadline: Instant, waker: &Waker) {
+            self.0.insert(deadline, waker);
+        }
+
+        /// See `TimerQueue::next_deadline`.
+        pub fn next_deadline(&self) -> Option<Instant> {
+            self.0.next_deadline()
+        }
+
+        /// See `TimerQueue::fire_expired`.
+        pub fn fire_expired(&self, now: Instant) -> usize {
+            self.0.fire_expired(now)
+        }
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -417,13 +449,13 @@ mod tests {
             self.wake_by_ref();
         }
         fn wake_by_ref(self: &Arc<Self>) {
-            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
     impl CountingWaker {
         fn wakes(&self) -> usize {
-            self.0.load(std::sync::atomic::Ordering::SeqCst)
+            self.0.load(std::sync::atomic::Ordering::Relaxed)
         }
     }
 
@@ -447,6 +479,12 @@ mod tests {
         *state ^= *state >> 7;
         *state ^= *state << 17;
         *state
+    }
+
+    #[test]
+    fn the_queue_can_be_shared_between_threads() {
+        fn assert_traits<T: Send + Sync>() {}
+        assert_traits::<TimerQueue>();
     }
 
     #[test]
@@ -559,10 +597,10 @@ mod tests {
         let calls = Arc::new(AtomicUsize::new(0));
         let hook_calls = calls.clone();
         let queue = TimerQueue::new(Box::new(move || {
-            hook_calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            hook_calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }));
         let waker = futures::task::noop_waker();
-        let count = || calls.load(std::sync::atomic::Ordering::SeqCst);
+        let count = || calls.load(std::sync::atomic::Ordering::Relaxed);
 
         queue.insert(queue.epoch + Duration::from_secs(10), &waker);
         assert_eq!(count(), 1, "first timer: from none to some");
