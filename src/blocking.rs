@@ -144,7 +144,7 @@ impl BlockingPool {
         T: Send + 'static,
     {
         BlockingTask {
-            task: Some(self.spawn_task(job).fallible()),
+            task: Some(self.spawn_task(job, std::convert::identity).fallible()),
         }
     }
 
@@ -153,16 +153,23 @@ impl BlockingPool {
     /// cancels the job if it has not started. The task is cancelled (never
     /// run) if the pool has shut down, or if no thread exists and none can
     /// be started.
-    pub(crate) fn spawn_task<F, T>(&self, job: F) -> Task<Result<T, PanicPayload>>
+    pub(crate) fn spawn_task<F, T, E>(
+        &self,
+        job: F,
+        on_panic: fn(PanicPayload) -> E,
+    ) -> Task<Result<T, E>>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
+        E: Send + 'static,
     {
         // Weak: a queued task must not keep the pool alive.
         let shared = Arc::downgrade(&self.shared);
         let schedule = move |runnable: Runnable| Shared::submit(&shared, runnable);
-        let (runnable, task) =
-            async_task::spawn(async move { catch_unwind(AssertUnwindSafe(job)) }, schedule);
+        let (runnable, task) = async_task::spawn(
+            async move { catch_unwind(AssertUnwindSafe(job)).map_err(on_panic) },
+            schedule,
+        );
         runnable.schedule();
         task
     }

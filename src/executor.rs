@@ -31,7 +31,7 @@ use crate::park::{Parker, Unparker};
 use crate::queue::{self, Local, Overflow, Steal};
 use crate::registry::Registry;
 use crate::sync::{fence, AtomicBool, AtomicUsize, Ordering::*};
-use crate::task::{JoinHandle, Runnable, TaskFuture};
+use crate::task::{Failure, JoinHandle, Runnable, TaskFuture};
 use crate::task_group::Membership;
 use crate::time::TimerQueue;
 use crate::worker;
@@ -284,7 +284,7 @@ impl Executor {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        JoinHandle::new(self.shared.blocking.spawn_task(f))
+        JoinHandle::new(self.shared.blocking.spawn_task(f, Failure::Panic))
     }
 }
 
@@ -521,7 +521,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    with_current(|shared| JoinHandle::new(shared.blocking.spawn_task(f)))
+    with_current(|shared| JoinHandle::new(shared.blocking.spawn_task(f, Failure::Panic)))
 }
 
 /// Spawns a task onto the current executor.

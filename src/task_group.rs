@@ -34,22 +34,54 @@ use std::future::Future;
 use event_listener::Event;
 
 use crate::context;
-use crate::sync::{AtomicUsize, Ordering::*};
+use std::task::Waker;
+
+use slab::Slab;
+
+use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, Ordering::*};
 use crate::task::JoinHandle;
 use std::sync::Arc;
 
-/// The counter of one group.
+/// The counter of one group, and its cancellation state.
 pub(crate) struct GroupInner {
     active: AtomicUsize,
     done: Event,
+    /// Only explicit [`TaskGroup`]s can be cancelled; `block_on`'s groups
+    /// cannot, so their members never touch `parked`.
+    cancellable: bool,
+    cancelled: AtomicBool,
+    /// Wakers of parked members, for `cancel` to wake.
+    parked: Mutex<Slab<Waker>>,
 }
 
 impl GroupInner {
+    /// A group that cannot be cancelled (a `block_on` scope).
     pub(crate) fn new() -> Arc<GroupInner> {
+        Self::with_cancel(false)
+    }
+
+    fn with_cancel(cancellable: bool) -> Arc<GroupInner> {
         Arc::new(GroupInner {
             active: AtomicUsize::new(0),
             done: Event::new(),
+            cancellable,
+            cancelled: AtomicBool::new(false),
+            parked: Mutex::new(Slab::new()),
         })
+    }
+
+    fn is_cancelled(&self) -> bool {
+        // Acquire: pairs with the Release store in `cancel`.
+        self.cancelled.load(Acquire)
+    }
+
+    /// Marks the group cancelled and wakes every parked member, so that each
+    /// sees the flag at its next poll and ends.
+    fn cancel(&self) {
+        // Release: pairs with the Acquire load in `is_cancelled`.
+        self.cancelled.store(true, Release);
+        let wakers: Vec<Waker> = lock(&self.parked).drain().collect();
+        wakers.into_iter().for_each(Waker::wake);
     }
 
     pub(crate) fn active(&self) -> usize {
@@ -114,6 +146,26 @@ impl Membership {
     fn contains(&self, group: &Arc<GroupInner>) -> bool {
         self.groups().any(|g| std::ptr::eq(g, &**group))
     }
+
+    fn arcs(&self) -> impl Iterator<Item = &Arc<GroupInner>> {
+        let mut next = Some(self);
+        std::iter::from_fn(move || {
+            let current = next?;
+            next = current.parent.as_deref();
+            Some(&current.group)
+        })
+    }
+}
+
+/// A parked task's entries in its cancellable groups, removed on drop.
+pub(crate) struct CancelRegistration(Vec<(Arc<GroupInner>, usize)>);
+
+impl Drop for CancelRegistration {
+    fn drop(&mut self) {
+        for (group, key) in self.0.drain(..) {
+            lock(&group.parked).try_remove(key);
+        }
+    }
 }
 
 /// A task's place in its groups: counts it in on creation, out on drop.
@@ -136,6 +188,34 @@ impl MemberGuard {
     /// Takes the membership back after a poll.
     pub(crate) fn restore(&mut self, membership: Option<Arc<Membership>>) {
         self.0 = membership;
+    }
+}
+
+impl MemberGuard {
+    /// Whether one of the task's groups was cancelled.
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|m| m.groups().any(GroupInner::is_cancelled))
+    }
+
+    /// Registers a parked task's waker with each cancellable group, so that
+    /// `cancel` can wake it. If a group was cancelled meanwhile, wakes the
+    /// task at once: `cancel` sets its flag before it takes the wakers under
+    /// the same lock, so a registration it missed sees the flag here.
+    pub(crate) fn register_for_cancel(&self, waker: &Waker) -> Option<CancelRegistration> {
+        let membership = self.0.as_ref()?;
+        let mut entries = Vec::new();
+        let mut cancelled = false;
+        for group in membership.arcs().filter(|g| g.cancellable) {
+            let key = lock(&group.parked).insert(waker.clone());
+            entries.push((group.clone(), key));
+            cancelled |= group.is_cancelled();
+        }
+        if cancelled {
+            waker.wake_by_ref();
+        }
+        (!entries.is_empty()).then_some(CancelRegistration(entries))
     }
 }
 
@@ -186,7 +266,7 @@ impl TaskGroup {
     /// An empty group.
     pub fn new() -> TaskGroup {
         TaskGroup {
-            inner: GroupInner::new(),
+            inner: GroupInner::with_cancel(true),
         }
     }
 
@@ -212,6 +292,30 @@ impl TaskGroup {
     /// by that call; call `wait` again.
     pub fn wait(&self) -> impl Future<Output = ()> + Send + '_ {
         self.inner.wait()
+    }
+
+    /// Cancels every member and every descendant of a member: each ends at
+    /// its next poll (a parked one is woken for it) without running further,
+    /// its future is dropped, its handle reports a cancelled
+    /// [`JoinError`](crate::JoinError), and [`wait`](Self::wait) returns once
+    /// all are gone. A member in the middle of a poll ends when that poll
+    /// returns. Tasks spawned into the group afterwards end at once.
+    /// Cancelling twice is harmless.
+    ///
+    /// ```
+    /// let group = fastexec::TaskGroup::new();
+    /// let handle = group.spawn(std::future::pending::<()>());
+    /// group.cancel();
+    /// fastexec::block_on(group.wait());
+    /// assert!(fastexec::block_on(handle).unwrap_err().is_cancelled());
+    /// ```
+    pub fn cancel(&self) {
+        self.inner.cancel();
+    }
+
+    /// Whether [`cancel`](Self::cancel) was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.is_cancelled()
     }
 
     /// How many members (descendants included) are still alive.

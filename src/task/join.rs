@@ -6,9 +6,9 @@ use std::pin::Pin;
 use std::sync::Mutex;
 use std::task::{Context, Poll};
 
-use super::Panic;
+use super::{Failure, Panic};
 
-type Output<T> = Option<Result<T, Panic>>;
+type Output<T> = Option<Result<T, Failure>>;
 
 /// An owned permission to await a task's output.
 ///
@@ -32,7 +32,7 @@ pub struct JoinHandle<T> {
 
 enum State<T> {
     /// The task may still be running.
-    Live(async_task::FallibleTask<Result<T, Panic>>),
+    Live(async_task::FallibleTask<Result<T, Failure>>),
     /// `abort` was called: waiting until the task's future has been dropped.
     Aborting(Pin<Box<dyn Future<Output = Output<T>> + Send>>),
     /// The output has been taken.
@@ -40,7 +40,7 @@ enum State<T> {
 }
 
 impl<T: Send + 'static> JoinHandle<T> {
-    pub(crate) fn new(task: async_task::Task<Result<T, Panic>>) -> Self {
+    pub(crate) fn new(task: async_task::Task<Result<T, Failure>>) -> Self {
         JoinHandle {
             state: State::Live(task.fallible()),
         }
@@ -103,8 +103,8 @@ impl<T> Future for JoinHandle<T> {
         self.state = State::Done;
         Poll::Ready(match output {
             Some(Ok(value)) => Ok(value),
-            Some(Err(panic)) => Err(JoinError::panic(panic)),
-            None => Err(JoinError::cancelled()),
+            Some(Err(Failure::Panic(panic))) => Err(JoinError::panic(panic)),
+            Some(Err(Failure::Cancelled)) | None => Err(JoinError::cancelled()),
         })
     }
 }
@@ -170,7 +170,8 @@ impl JoinError {
         matches!(self.repr, Repr::Panic { .. })
     }
 
-    /// Whether the task was cancelled (aborted, or its executor shut down).
+    /// Whether the task was cancelled: aborted, its task group cancelled, or
+    /// its executor shut down.
     pub fn is_cancelled(&self) -> bool {
         matches!(self.repr, Repr::Cancelled)
     }

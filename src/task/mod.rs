@@ -9,7 +9,10 @@
 //!   task never unwinds through a worker;
 //! * on the first `Pending`, it registers the task's waker with the
 //!   executor's registry of parked tasks, so that dropping the executor can
-//!   wake (and thereby drop) tasks whose wakers are held elsewhere.
+//!   wake (and thereby drop) tasks whose wakers are held elsewhere, and with
+//!   each cancellable [`TaskGroup`](crate::TaskGroup) it belongs to;
+//! * before each poll, it ends the task as cancelled if one of its groups
+//!   was cancelled.
 //!
 //! Its fields drop in declaration order: the user's future first, then the
 //! registration, then the membership guard, so a group counts a task until
@@ -27,7 +30,7 @@ pub use join::{JoinError, JoinHandle};
 
 use crate::context;
 use crate::registry::Registration;
-use crate::task_group::{MemberGuard, Membership};
+use crate::task_group::{CancelRegistration, MemberGuard, Membership};
 use std::sync::Arc;
 
 /// The runnable half of a task, as queued and run by workers.
@@ -36,12 +39,21 @@ pub(crate) type Runnable = async_task::Runnable;
 /// A panic payload caught from a task.
 pub(crate) type Panic = Box<dyn Any + Send + 'static>;
 
+/// Why a task ended without a value of its own making.
+pub(crate) enum Failure {
+    /// Its future panicked.
+    Panic(Panic),
+    /// One of its task groups was cancelled.
+    Cancelled,
+}
+
 pin_project_lite::pin_project! {
     /// The user's future plus the executor's bookkeeping (see module docs).
     pub(crate) struct TaskFuture<F> {
         #[pin]
         future: F,
         registration: Option<Registration>,
+        cancel_registration: Option<CancelRegistration>,
         member: MemberGuard,
     }
 }
@@ -52,25 +64,30 @@ impl<F: Future> TaskFuture<F> {
         TaskFuture {
             future,
             registration: None,
+            cancel_registration: None,
             member: MemberGuard::enter(membership),
         }
     }
 }
 
 impl<F: Future> Future for TaskFuture<F> {
-    type Output = Result<F::Output, Panic>;
+    type Output = Result<F::Output, Failure>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
+        if this.member.is_cancelled() {
+            return Poll::Ready(Err(Failure::Cancelled));
+        }
         let outer = context::replace_membership(this.member.take());
         let polled = catch_unwind(AssertUnwindSafe(|| this.future.poll(cx)));
         this.member.restore(context::replace_membership(outer));
         match polled {
             Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
-            Err(panic) => Poll::Ready(Err(panic)),
+            Err(panic) => Poll::Ready(Err(Failure::Panic(panic))),
             Ok(Poll::Pending) => {
                 if this.registration.is_none() {
                     *this.registration = Registration::register(cx.waker());
+                    *this.cancel_registration = this.member.register_for_cancel(cx.waker());
                 }
                 Poll::Pending
             }
