@@ -2,8 +2,8 @@
 //! `Executor` and `StaticExecutor`, and rayon where the shape has no futures), at 1 and 2
 //! worker threads. Criterion reports time per task (`Throughput::Elements`).
 //!
-//! Run everything, then print fastexec ÷ peer ratios:
-//!     scripts/bench-table                 (full run; `--quick` for a short one, then a filter)
+//! Run everything and print fastexec ÷ peer ratios (see benches/README.md):
+//!     scripts/bench-table [--quick] [FILTER]
 //! or one shape directly:
 //!     cargo bench --bench shapes -- dag_lattice --warm-up-time 1 --measurement-time 2
 
