@@ -1,0 +1,491 @@
+//! Benchmark shapes run side by side on fastexec and its peers (tokio, async-executor's
+//! `Executor` and `StaticExecutor`, and rayon where the shape has no futures), at 1 and 2
+//! worker threads. Criterion reports time per task (`Throughput::Elements`).
+//!
+//! Run everything and print fastexec ÷ peer ratios (see benches/README.md):
+//!     scripts/bench-table [--quick] [FILTER]
+//! or one shape directly:
+//!     cargo bench --bench shapes -- dag_lattice --warm-up-time 1 --measurement-time 2
+
+mod common;
+
+use common::{tiny_work, AsyncEx, CountDown, Fastexec, Rt, StaticEx, Tokio};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main};
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
+use futures::channel::oneshot;
+use futures::future::{FutureExt, Shared};
+use rayon::{Scope, ThreadPool};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::AcqRel, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// Worker-thread counts every shape runs at (the bench machines have 2 cores).
+const THREADS: [usize; 2] = [1, 2];
+
+/// One benchmark shape. `run` does one complete iteration, waits for all of its tasks and
+/// asserts they all ran, so a broken executor fails the bench instead of looking fast.
+trait Shape {
+    const NAME: &'static str;
+    /// Tasks (or yields, or round trips) per iteration: criterion divides by it.
+    const ELEMENTS: usize;
+    /// Iterations long enough (tens of ms and up) that flat sampling keeps runs short.
+    const LONG: bool = false;
+    /// The same work as closures on a rayon pool, for shapes without futures in them.
+    const RAYON: Option<fn(&ThreadPool)> = None;
+
+    fn run<R: Rt>(rt: &R);
+}
+
+fn bench_shape<S: Shape>(c: &mut Criterion) {
+    let mut group = c.benchmark_group(S::NAME);
+    group.throughput(Throughput::Elements(S::ELEMENTS as u64));
+    if S::LONG {
+        group.sampling_mode(SamplingMode::Flat).sample_size(10);
+    }
+    for threads in THREADS {
+        bench_rt::<S, Fastexec>(&mut group, threads);
+        bench_rt::<S, Tokio>(&mut group, threads);
+        bench_rt::<S, AsyncEx>(&mut group, threads);
+        bench_rt::<S, StaticEx>(&mut group, threads);
+        if let Some(run) = S::RAYON {
+            bench_rayon(&mut group, threads, run);
+        }
+    }
+    group.finish();
+}
+
+/// The executor is built once per thread count, outside the timed loop.
+fn bench_rt<S: Shape, R: Rt>(group: &mut BenchmarkGroup<WallTime>, threads: usize) {
+    let rt = R::start(threads);
+    let id = BenchmarkId::new(R::NAME, threads);
+    group.bench_function(id, |b| b.iter(|| S::run(&rt)));
+    rt.shutdown();
+}
+
+fn bench_rayon(group: &mut BenchmarkGroup<WallTime>, threads: usize, run: fn(&ThreadPool)) {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("cannot start rayon");
+    let id = BenchmarkId::new("rayon", threads);
+    group.bench_function(id, |b| b.iter(|| run(&pool)));
+}
+
+/// Spawns `count` empty detached tasks from wherever it is called.
+fn spawn_counted<R: Rt>(rt: &R, count: usize, done: &Arc<CountDown>) {
+    for _ in 0..count {
+        let done = done.clone();
+        rt.detach(async move { done.count_down() });
+    }
+}
+
+/// Spawns `count` tasks each returning 1 and sums them: equals `count` only if all ran.
+fn spawn_and_await<R: Rt>(rt: &R, count: usize) -> usize {
+    let handles: Vec<_> = (0..count).map(|_| rt.spawn(async { 1 })).collect();
+    rt.block_on(async {
+        let mut ran = 0;
+        for handle in handles {
+            ran += handle.await;
+        }
+        ran
+    })
+}
+
+/// A task on the executor spawns 10,000 tiny tasks; done when all have run.
+struct SpawnManyLocal;
+
+impl Shape for SpawnManyLocal {
+    const NAME: &'static str = "spawn_many_local";
+    const ELEMENTS: usize = 10_000;
+    const RAYON: Option<fn(&ThreadPool)> = Some(Self::rayon);
+
+    fn run<R: Rt>(rt: &R) {
+        let done = CountDown::new(Self::ELEMENTS);
+        let (spawner, all) = (rt.clone(), done.clone());
+        rt.detach(async move { spawn_counted(&spawner, Self::ELEMENTS, &all) });
+        done.wait();
+    }
+}
+
+impl SpawnManyLocal {
+    fn rayon(pool: &ThreadPool) {
+        let ran = AtomicUsize::new(0);
+        let counter = &ran;
+        pool.scope(|s| {
+            s.spawn(move |s| {
+                for _ in 0..Self::ELEMENTS {
+                    s.spawn(move |_| {
+                        counter.fetch_add(1, Relaxed);
+                    });
+                }
+            })
+        });
+        assert_eq!(ran.into_inner(), Self::ELEMENTS);
+    }
+}
+
+/// 10,000 tasks spawned from outside the executor, every handle awaited.
+struct SpawnManyRemoteIdle;
+
+impl Shape for SpawnManyRemoteIdle {
+    const NAME: &'static str = "spawn_many_remote_idle";
+    const ELEMENTS: usize = 10_000;
+    // rayon has no handles: the closures count down a latch the posting thread waits on.
+    const RAYON: Option<fn(&ThreadPool)> = Some(|pool| {
+        let done = CountDown::new(Self::ELEMENTS);
+        for _ in 0..Self::ELEMENTS {
+            let done = done.clone();
+            pool.spawn(move || done.count_down());
+        }
+        done.wait();
+    });
+
+    fn run<R: Rt>(rt: &R) {
+        assert_eq!(spawn_and_await(rt, Self::ELEMENTS), Self::ELEMENTS);
+    }
+}
+
+/// As `spawn_many_remote_idle` while one self-waking yielding task per worker keeps every
+/// worker busy: remote work must still get through. No rayon variant: the busy tasks are
+/// futures that wake themselves.
+struct SpawnManyRemoteBusy;
+
+impl Shape for SpawnManyRemoteBusy {
+    const NAME: &'static str = "spawn_many_remote_busy";
+    const ELEMENTS: usize = 10_000;
+
+    fn run<R: Rt>(rt: &R) {
+        let stop = Arc::new(AtomicBool::new(false));
+        let busy: Vec<_> = (0..rt.threads())
+            .map(|_| rt.spawn(yield_until::<R>(stop.clone())))
+            .collect();
+        assert_eq!(spawn_and_await(rt, Self::ELEMENTS), Self::ELEMENTS);
+        stop.store(true, Relaxed);
+        rt.block_on(futures::future::join_all(busy));
+    }
+}
+
+async fn yield_until<R: Rt>(stop: Arc<AtomicBool>) {
+    while !stop.load(Relaxed) {
+        R::yield_now().await;
+    }
+}
+
+/// 200 tasks each yielding 1,000 times; criterion reports time per yield.
+struct YieldMany;
+
+impl YieldMany {
+    const TASKS: usize = 200;
+    const YIELDS: usize = 1_000;
+}
+
+impl Shape for YieldMany {
+    const NAME: &'static str = "yield_many";
+    const ELEMENTS: usize = Self::TASKS * Self::YIELDS;
+
+    fn run<R: Rt>(rt: &R) {
+        let yields = (0..Self::TASKS).map(|_| {
+            rt.spawn(async {
+                for _ in 0..Self::YIELDS {
+                    R::yield_now().await;
+                }
+                Self::YIELDS
+            })
+        });
+        let handles: Vec<_> = yields.collect();
+        let total: usize = rt.block_on(futures::future::join_all(handles)).iter().sum();
+        assert_eq!(total, Self::ELEMENTS);
+    }
+}
+
+/// 1,000 concurrent round trips through oneshot channels, each ping spawning its pong.
+struct PingPong;
+
+impl Shape for PingPong {
+    const NAME: &'static str = "ping_pong";
+    const ELEMENTS: usize = 1_000;
+
+    fn run<R: Rt>(rt: &R) {
+        let spawner = rt.clone();
+        let root = rt.spawn(async move {
+            let pings = (0..Self::ELEMENTS).map(|_| spawner.spawn(ping(spawner.clone())));
+            let pings: Vec<_> = pings.collect();
+            let mut trips = 0;
+            for ping in pings {
+                trips += ping.await;
+            }
+            trips
+        });
+        assert_eq!(rt.block_on(root), Self::ELEMENTS);
+    }
+}
+
+async fn ping<R: Rt>(rt: R) -> usize {
+    let (ping_tx, ping_rx) = oneshot::channel();
+    let (pong_tx, pong_rx) = oneshot::channel();
+    rt.detach(async move {
+        ping_rx.await.expect("ping lost");
+        pong_tx.send(()).expect("ping gone");
+    });
+    ping_tx.send(()).expect("pong gone");
+    pong_rx.await.expect("pong lost");
+    1
+}
+
+/// A chain of 1,000 tasks, each spawning the next.
+struct ChainedSpawn;
+
+impl Shape for ChainedSpawn {
+    const NAME: &'static str = "chained_spawn";
+    const ELEMENTS: usize = 1_000;
+    const RAYON: Option<fn(&ThreadPool)> = Some(|pool| {
+        let ran = AtomicUsize::new(0);
+        pool.scope(|s| rayon_chain(s, Self::ELEMENTS, &ran));
+        assert_eq!(ran.into_inner(), Self::ELEMENTS);
+    });
+
+    fn run<R: Rt>(rt: &R) {
+        // Counting down once per link proves the whole chain ran.
+        let done = CountDown::new(Self::ELEMENTS);
+        chain(rt.clone(), Self::ELEMENTS, done.clone());
+        done.wait();
+    }
+}
+
+fn chain<R: Rt>(rt: R, left: usize, done: Arc<CountDown>) {
+    if left > 0 {
+        let next = rt.clone();
+        rt.detach(async move {
+            done.count_down();
+            chain(next, left - 1, done);
+        });
+    }
+}
+
+fn rayon_chain<'s>(s: &Scope<'s>, left: usize, ran: &'s AtomicUsize) {
+    if left > 0 {
+        s.spawn(move |s| {
+            ran.fetch_add(1, Relaxed);
+            rayon_chain(s, left - 1, ran);
+        });
+    }
+}
+
+/// One task spawns 100,000 tasks, awaits every handle and sums the results.
+struct FanOutFanIn;
+
+impl Shape for FanOutFanIn {
+    const NAME: &'static str = "fan_out_fan_in";
+    const ELEMENTS: usize = 100_000;
+    const LONG: bool = true;
+    const RAYON: Option<fn(&ThreadPool)> = Some(Self::rayon);
+
+    fn run<R: Rt>(rt: &R) {
+        let spawner = rt.clone();
+        let root = rt.spawn(async move {
+            let handles: Vec<_> = (0..Self::ELEMENTS)
+                .map(|i| spawner.spawn(async move { i }))
+                .collect();
+            let mut sum = 0;
+            for handle in handles {
+                sum += handle.await;
+            }
+            sum
+        });
+        assert_eq!(rt.block_on(root), Self::SUM);
+    }
+}
+
+impl FanOutFanIn {
+    const SUM: usize = Self::ELEMENTS * (Self::ELEMENTS - 1) / 2;
+
+    /// rayon closures return nothing: each writes its result to its own slot, the stand-in for
+    /// a join handle, and the caller sums the slots.
+    fn rayon(pool: &ThreadPool) {
+        let slots: Vec<AtomicUsize> = (0..Self::ELEMENTS).map(|_| AtomicUsize::new(0)).collect();
+        let results = &slots;
+        pool.scope(|s| {
+            s.spawn(move |s| {
+                for (i, slot) in results.iter().enumerate() {
+                    s.spawn(move |_| slot.store(i, Relaxed));
+                }
+            })
+        });
+        let sum: usize = slots.iter().map(|slot| slot.load(Relaxed)).sum();
+        assert_eq!(sum, Self::SUM);
+    }
+}
+
+/// Side of the 100×100 DAG lattice: node (i, j) runs after (i-1, j) and (i, j-1).
+const SIDE: usize = 100;
+
+/// The lattice with one shared future per node: each node awaits its two predecessors.
+struct DagShared;
+
+type SharedNode<R> = Shared<<R as Rt>::Handle<()>>;
+
+impl Shape for DagShared {
+    const NAME: &'static str = "dag_lattice_shared";
+    const ELEMENTS: usize = SIDE * SIDE;
+
+    fn run<R: Rt>(rt: &R) {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let (spawner, counter) = (rt.clone(), ran.clone());
+        rt.block_on(rt.spawn(async move { shared_lattice(&spawner, &counter).await }));
+        assert_eq!(ran.load(Relaxed), Self::ELEMENTS);
+    }
+}
+
+/// Spawns the lattice row by row, keeping only the previous row's nodes; returns the last node.
+fn shared_lattice<R: Rt>(rt: &R, ran: &Arc<AtomicUsize>) -> SharedNode<R> {
+    let mut above: Vec<Option<SharedNode<R>>> = vec![None; SIDE];
+    let mut left = None;
+    for _row in 0..SIDE {
+        for slot in above.iter_mut() {
+            let node = shared_node(rt, slot.take(), left.take(), ran.clone());
+            *slot = Some(node.clone());
+            left = Some(node);
+        }
+        left = None;
+    }
+    above.pop().flatten().expect("lattice has a last node")
+}
+
+fn shared_node<R: Rt>(
+    rt: &R,
+    up: Option<SharedNode<R>>,
+    left: Option<SharedNode<R>>,
+    ran: Arc<AtomicUsize>,
+) -> SharedNode<R> {
+    let node = rt.spawn(async move {
+        if let Some(up) = up {
+            up.await;
+        }
+        if let Some(left) = left {
+            left.await;
+        }
+        ran.fetch_add(1, Relaxed);
+    });
+    node.shared()
+}
+
+/// The lattice with a pending-predecessor counter per node: the task that finishes a node's
+/// last predecessor spawns it.
+struct DagCounter;
+
+impl Shape for DagCounter {
+    const NAME: &'static str = "dag_lattice_counter";
+    const ELEMENTS: usize = SIDE * SIDE;
+    const RAYON: Option<fn(&ThreadPool)> = Some(|pool| {
+        let lattice = Lattice::new();
+        pool.scope(|s| rayon_node(s, &lattice, 0));
+        lattice.check();
+    });
+
+    fn run<R: Rt>(rt: &R) {
+        let lattice = Arc::new(Lattice::new());
+        let (spawner, root) = (rt.clone(), lattice.clone());
+        rt.detach(async move { counter_node(spawner, root, 0) });
+        lattice.done.wait();
+        lattice.check();
+    }
+}
+
+struct Lattice {
+    /// Unfinished predecessors per node, row-major.
+    pending: Vec<AtomicUsize>,
+    ran: AtomicUsize,
+    /// Fired by the last node, which runs only after every other node.
+    done: Arc<CountDown>,
+}
+
+impl Lattice {
+    fn new() -> Self {
+        let preds = |idx: usize| usize::from(idx >= SIDE) + usize::from(idx % SIDE > 0);
+        Lattice {
+            pending: (0..SIDE * SIDE)
+                .map(|i| AtomicUsize::new(preds(i)))
+                .collect(),
+            ran: AtomicUsize::new(0),
+            done: CountDown::new(1),
+        }
+    }
+
+    /// Marks node `idx` finished and hands each successor it released to `spawn`.
+    fn finish(&self, idx: usize, mut spawn: impl FnMut(usize)) {
+        self.ran.fetch_add(1, Relaxed);
+        let below = (idx + SIDE < SIDE * SIDE).then_some(idx + SIDE);
+        let right = ((idx + 1) % SIDE != 0).then_some(idx + 1);
+        for next in [below, right].into_iter().flatten() {
+            // AcqRel as a real task graph needs: the node sees its predecessors' writes.
+            if self.pending[next].fetch_sub(1, AcqRel) == 1 {
+                spawn(next);
+            }
+        }
+        if idx == SIDE * SIDE - 1 {
+            self.done.count_down();
+        }
+    }
+
+    fn check(&self) {
+        assert_eq!(self.ran.load(Relaxed), SIDE * SIDE);
+    }
+}
+
+fn counter_node<R: Rt>(rt: R, lattice: Arc<Lattice>, idx: usize) {
+    lattice.finish(idx, |next| {
+        let (spawner, lattice) = (rt.clone(), lattice.clone());
+        rt.detach(async move { counter_node(spawner, lattice, next) });
+    });
+}
+
+fn rayon_node<'s>(s: &Scope<'s>, lattice: &'s Lattice, idx: usize) {
+    lattice.finish(idx, |next| s.spawn(move |s| rayon_node(s, lattice, next)));
+}
+
+/// One outside thread posts 1,000,000 fire-and-forget tasks of ~20 ns work each.
+struct TinyTasks;
+
+impl Shape for TinyTasks {
+    const NAME: &'static str = "tiny_task_throughput";
+    const ELEMENTS: usize = 1_000_000;
+    const LONG: bool = true;
+    const RAYON: Option<fn(&ThreadPool)> = Some(|pool| {
+        let done = CountDown::new(Self::ELEMENTS);
+        for i in 0..Self::ELEMENTS {
+            let done = done.clone();
+            pool.spawn(move || {
+                tiny_work(i as u64);
+                done.count_down();
+            });
+        }
+        done.wait();
+    });
+
+    fn run<R: Rt>(rt: &R) {
+        let done = CountDown::new(Self::ELEMENTS);
+        for i in 0..Self::ELEMENTS {
+            let done = done.clone();
+            rt.detach(async move {
+                tiny_work(i as u64);
+                done.count_down();
+            });
+        }
+        done.wait();
+    }
+}
+
+criterion_group!(
+    shapes,
+    bench_shape::<SpawnManyLocal>,
+    bench_shape::<SpawnManyRemoteIdle>,
+    bench_shape::<SpawnManyRemoteBusy>,
+    bench_shape::<YieldMany>,
+    bench_shape::<PingPong>,
+    bench_shape::<ChainedSpawn>,
+    bench_shape::<FanOutFanIn>,
+    bench_shape::<DagShared>,
+    bench_shape::<DagCounter>,
+    bench_shape::<TinyTasks>,
+);
+criterion_main!(shapes);
