@@ -45,6 +45,17 @@ fn fifo_from_outside_100_tasks() {
     assert_eq!(start_order_from_outside(100), (0..100).collect::<Vec<_>>());
 }
 
+/// More tasks than one batch the worker moves from the injector to its own
+/// queue at a time (half its capacity), so the worker's periodic look at
+/// the injector meets tasks posted after the ones it already holds.
+#[test]
+fn fifo_from_outside_1000_tasks() {
+    assert_eq!(
+        start_order_from_outside(1000),
+        (0..1000).collect::<Vec<_>>()
+    );
+}
+
 /// Spawns `n` tasks from a task on the only worker and returns the order
 /// in which they started.
 fn start_order_from_task(n: usize) -> Vec<usize> {
@@ -98,4 +109,12 @@ fn yield_goes_behind_queued_tasks() {
         });
         assert_eq!(*order.lock().unwrap(), vec![1, 2, 3, 0]);
     })
+}
+
+/// More tasks than the worker's own queue holds, so the oldest half
+/// overflows to the injector (the worker's module docs say "spawns start
+/// in order").
+#[test]
+fn fifo_from_task_1000_tasks() {
+    assert_eq!(start_order_from_task(1000), (0..1000).collect::<Vec<_>>());
 }
