@@ -1,0 +1,175 @@
+//! Helpers shared by the integration tests.
+//!
+//! Nothing here sleeps to synchronise: waits are on channels, condition
+//! variables or barriers, each bounded by [`TIMEOUT`] so that a hang in the
+//! executor shows up as a failed test instead of a stuck test run.
+
+// Each test binary uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use std::any::Any;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use fastexec::Executor;
+
+/// How long any single test body may take before it counts as hung.
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs `body` on a fresh thread and returns its result, re-raising its
+/// panic; fails the test if `body` has not finished within [`TIMEOUT`].
+///
+/// On a timeout the body's thread is leaked (it may be stuck forever); the
+/// test still fails promptly.
+pub fn with_timeout<T, F>(body: F) -> T
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel();
+    thread::Builder::new()
+        .name("test-body".into())
+        .spawn(move || {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+            let _ = tx.send(result);
+        })
+        .expect("spawn test body thread");
+    match rx.recv_timeout(TIMEOUT) {
+        Ok(Ok(value)) => value,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => panic!("test body did not finish within {TIMEOUT:?}: executor hang"),
+    }
+}
+
+/// An executor with `threads` workers.
+pub fn executor(threads: usize) -> Executor {
+    Executor::builder()
+        .threads(threads)
+        .build()
+        .expect("start executor")
+}
+
+/// The text of a panic payload (`&str` or `String`), or a placeholder.
+pub fn panic_text(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "<non-string panic payload>".to_string()
+    }
+}
+
+/// Counts drops of the guards it hands out, and lets a thread wait for a
+/// given count.
+#[derive(Clone, Default)]
+pub struct DropCounter {
+    inner: Arc<(Mutex<usize>, Condvar)>,
+}
+
+/// Increments its [`DropCounter`] when dropped.
+pub struct DropGuard {
+    counter: DropCounter,
+}
+
+impl DropCounter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A guard to move into a future; its drop is counted.
+    pub fn guard(&self) -> DropGuard {
+        DropGuard {
+            counter: self.clone(),
+        }
+    }
+
+    /// Guards dropped so far.
+    pub fn count(&self) -> usize {
+        *self.inner.0.lock().unwrap()
+    }
+
+    /// Waits until at least `n` guards have been dropped; returns the count
+    /// reached (less than `n` only after [`TIMEOUT`]).
+    pub fn wait_for(&self, n: usize) -> usize {
+        self.wait_for_within(n, TIMEOUT)
+    }
+
+    /// Like [`wait_for`](Self::wait_for) with a shorter bound, for checks
+    /// that must fail (not time out the whole test) when the drop never
+    /// comes.
+    pub fn wait_for_within(&self, n: usize, timeout: Duration) -> usize {
+        let (lock, cvar) = &*self.inner;
+        let guard = lock.lock().unwrap();
+        let (guard, _) = cvar
+            .wait_timeout_while(guard, timeout, |count| *count < n)
+            .unwrap();
+        *guard
+    }
+}
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        let (lock, cvar) = &*self.counter.inner;
+        *lock.lock().unwrap() += 1;
+        cvar.notify_all();
+    }
+}
+
+/// A barrier for `n` parties whose wait gives up after [`TIMEOUT`], so that
+/// a test can assert that all parties met instead of hanging when they
+/// cannot (e.g. because they were all queued on one worker).
+#[derive(Clone)]
+pub struct Rendezvous {
+    inner: Arc<(Mutex<usize>, Condvar)>,
+    parties: usize,
+}
+
+impl Rendezvous {
+    pub fn new(parties: usize) -> Self {
+        Rendezvous {
+            inner: Arc::new((Mutex::new(0), Condvar::new())),
+            parties,
+        }
+    }
+
+    /// Arrives and blocks the thread until all parties have arrived.
+    /// Returns whether they all did before the timeout.
+    pub fn wait(&self) -> bool {
+        let (lock, cvar) = &*self.inner;
+        let mut arrived = lock.lock().unwrap();
+        *arrived += 1;
+        cvar.notify_all();
+        let (arrived, _) = cvar
+            .wait_timeout_while(arrived, TIMEOUT, |a| *a < self.parties)
+            .unwrap();
+        *arrived >= self.parties
+    }
+}
+
+/// Waits, without sleeping, until `condition` holds, yielding the thread
+/// in between; returns whether it held before [`TIMEOUT`]. For states that
+/// have no notification (such as `JoinHandle::is_finished`).
+pub fn spin_until(mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + TIMEOUT;
+    while !condition() {
+        if Instant::now() > deadline {
+            return false;
+        }
+        thread::yield_now();
+    }
+    true
+}
+
+/// A counter for tasks to bump.
+pub fn counter() -> Arc<AtomicUsize> {
+    Arc::new(AtomicUsize::new(0))
+}
+
+/// Reads a counter.
+pub fn get(counter: &AtomicUsize) -> usize {
+    counter.load(Ordering::SeqCst)
+}
