@@ -6,7 +6,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::executor::Shared;
-use crate::task_group::Membership;
+use crate::task_group::{MemberGuard, Membership};
 use crate::worker::Worker;
 use std::sync::Arc;
 
@@ -17,6 +17,19 @@ thread_local! {
     static EXECUTOR: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
     /// The membership of the task (or `block_on` root) being polled.
     static MEMBERSHIP: Cell<Option<Arc<Membership>>> = const { Cell::new(None) };
+    /// The group guard of a task that just completed, released by its
+    /// worker once `Runnable::run` has stored (or dropped) the output.
+    static FINISHED: Cell<Option<MemberGuard>> = const { Cell::new(None) };
+}
+
+/// Hands over the group guard of a task that completed in this poll.
+pub(crate) fn stash_finished(guard: MemberGuard) {
+    drop(FINISHED.with(|f| f.replace(Some(guard))));
+}
+
+/// Releases the guard stashed by the task that just ran, if it completed.
+pub(crate) fn release_finished() {
+    drop(FINISHED.with(Cell::take));
 }
 
 /// Marks this thread as `worker`'s thread until [`exit_worker`].

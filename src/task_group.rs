@@ -185,6 +185,12 @@ impl MemberGuard {
         self.0.take()
     }
 
+    /// Moves the guard out, leaving an empty one (for a task that completed:
+    /// its worker releases the guard after the output is stored).
+    pub(crate) fn take_guard(&mut self) -> MemberGuard {
+        MemberGuard(self.0.take())
+    }
+
     /// Takes the membership back after a poll.
     pub(crate) fn restore(&mut self, membership: Option<Arc<Membership>>) {
         self.0 = membership;

@@ -14,7 +14,11 @@
 //! # Where a task goes
 //!
 //! * A **spawned** task goes to the back of the spawning worker's ring (or to
-//!   the injector from any other thread): spawns start in order.
+//!   the injector from any other thread). Tasks posted from outside start in
+//!   the order they were posted when one worker runs them (the injector is
+//!   FIFO and is only ever moved to the back of a ring); spawns from a task
+//!   start in order until its ring overflows, which moves the older half to
+//!   the injector.
 //! * A task **woken by the running task** on the same worker goes into the
 //!   LIFO slot, replacing (and pushing back) any previous occupant, so a
 //!   message handed to a waiting task is handled while it is still in cache.
@@ -25,11 +29,11 @@
 //!
 //! # Search order
 //!
-//! Written out in [`Worker::next_task`]: every [`GLOBAL_INTERVAL`] ticks the
-//! injector comes first, so work posted from outside starts even while local
-//! tasks keep waking each other; otherwise the LIFO slot, the local ring, a
-//! batch from the injector, and finally stealing half of another worker's
-//! ring.
+//! Written out in [`Worker::next_task`]: every [`GLOBAL_INTERVAL`] ticks a
+//! batch from the injector joins the back of the ring (and due timers
+//! fire), so work posted from outside starts even while local tasks keep
+//! waking each other; then the LIFO slot, the local ring, a batch from the
+//! injector, and finally stealing half of another worker's ring.
 //!
 //! # Shutdown
 //!
@@ -126,9 +130,10 @@ impl Worker {
             // Busy workers fire due timers too, so timers never wait for a
             // worker to go idle.
             self.shared.fire_due_timers();
-            if let Some(task) = self.shared.pop_injected() {
-                return Some(task);
-            }
+            // Outside work joins the back of the ring: it cannot starve
+            // behind tasks that keep waking each other (they requeue behind
+            // it), and tasks posted from outside still start in order.
+            self.move_injected_to_ring();
         }
         if let Some(task) = self.pop_lifo() {
             return Some(task);
@@ -156,15 +161,30 @@ impl Worker {
     /// Moves a fair share of the injector into the ring; returns one task.
     fn pull_injected_batch(&self) -> Option<Runnable> {
         let first = self.shared.pop_injected()?;
-        let fair_share = self.shared.injected_len() / self.shared.workers() + 1;
+        self.move_injected_to_ring_at_most(self.fair_share() - 1);
+        Some(first)
+    }
+
+    /// Appends a fair share of the injector to the back of the ring.
+    fn move_injected_to_ring(&self) {
+        self.move_injected_to_ring_at_most(self.fair_share());
+    }
+
+    /// This worker's share of the injector, at least one task.
+    fn fair_share(&self) -> usize {
+        self.shared.injected_len() / self.shared.workers() + 1
+    }
+
+    /// Moves up to `n` tasks, never more than fit without overflowing (an
+    /// overflow would send older tasks back behind newer ones).
+    fn move_injected_to_ring_at_most(&self, n: usize) {
         let room = self.local.remaining().min(CAPACITY / 2);
-        for _ in 1..fair_share.min(room) {
+        for _ in 0..n.min(room) {
             match self.shared.pop_injected() {
                 Some(task) => self.local.push_back(task, &*self.shared),
                 None => break,
             }
         }
-        Some(first)
     }
 
     /// Steals from other workers, if this worker may search. At most half
@@ -208,6 +228,8 @@ impl Worker {
         // The task's own panics are caught inside its future; this only
         // catches a panic from a destructor that runs after completion.
         let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
+        // Output stored: only now may its groups count it as finished.
+        let _ = catch_unwind(context::release_finished);
     }
 
     /// Sleeps until woken by new work, shutdown, an unpark from a

@@ -99,8 +99,10 @@ fn idle_threads_exit_after_the_keep_alive_and_come_back_for_new_work() {
             })
         })
         .collect();
+    // The barrier proves two threads ran at once; how many are still alive
+    // right after depends on the machine's load against the 20 ms
+    // keep-alive, so that is not asserted.
     block_on_guarded(futures::future::join_all(jobs));
-    assert_eq!(pool.live_threads(), 2);
 
     wait_until("idle threads exit", || pool.live_threads() == 0);
 

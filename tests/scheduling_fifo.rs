@@ -111,10 +111,12 @@ fn yield_goes_behind_queued_tasks() {
     })
 }
 
-/// More tasks than the worker's own queue holds, so the oldest half
-/// overflows to the injector (the worker's module docs say "spawns start
-/// in order").
+/// More tasks than the worker's own queue holds: the older half overflows
+/// to the injector, so order is not promised (the worker docs say so), but
+/// every task starts exactly once.
 #[test]
-fn fifo_from_task_1000_tasks() {
-    assert_eq!(start_order_from_task(1000), (0..1000).collect::<Vec<_>>());
+fn overflowing_spawns_from_a_task_all_start_once() {
+    let mut order = start_order_from_task(1000);
+    order.sort_unstable();
+    assert_eq!(order, (0..1000).collect::<Vec<_>>());
 }

@@ -35,6 +35,8 @@ enum State<T> {
     Live(async_task::FallibleTask<Result<T, Failure>>),
     /// `abort` was called: waiting until the task's future has been dropped.
     Aborting(Pin<Box<dyn Future<Output = Output<T>> + Send>>),
+    /// `abort` found the output already there.
+    Ready(Output<T>),
     /// The output has been taken.
     Done,
 }
@@ -64,7 +66,15 @@ impl<T: Send + 'static> JoinHandle<T> {
             return;
         }
         if let State::Live(task) = std::mem::replace(&mut self.state, State::Done) {
-            self.state = State::Aborting(Box::pin(task.cancel()));
+            let mut cancel = Box::pin(task.cancel());
+            // `cancel` is an async fn: nothing happens until it is polled.
+            // One poll marks the task cancelled (and schedules it, so the
+            // executor drops its future) right now, not when awaited.
+            let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
+            self.state = match cancel.as_mut().poll(&mut cx) {
+                Poll::Ready(output) => State::Ready(output),
+                Poll::Pending => State::Aborting(cancel),
+            };
         }
     }
 }
@@ -86,7 +96,7 @@ impl<T> JoinHandle<T> {
     pub fn is_finished(&self) -> bool {
         match &self.state {
             State::Live(task) => task.is_finished(),
-            State::Aborting(_) | State::Done => true,
+            State::Aborting(_) | State::Ready(_) | State::Done => true,
         }
     }
 }
@@ -98,6 +108,7 @@ impl<T> Future for JoinHandle<T> {
         let output = match &mut self.state {
             State::Live(task) => std::task::ready!(Pin::new(task).poll(cx)),
             State::Aborting(cancel) => std::task::ready!(cancel.as_mut().poll(cx)),
+            State::Ready(output) => output.take(),
             State::Done => panic!("JoinHandle polled after it returned the output"),
         };
         self.state = State::Done;

@@ -14,9 +14,14 @@
 //! * before each poll, it ends the task as cancelled if one of its groups
 //!   was cancelled.
 //!
-//! Its fields drop in declaration order: the user's future first, then the
-//! registration, then the membership guard, so a group counts a task until
-//! its future has been dropped.
+//! A group counts a task until the task is finished in every observable
+//! way: future dropped, output stored (or, if detached, dropped), handle
+//! reporting `is_finished`. async-task drops the future *before* it stores
+//! the output, so a completing poll hands the group guard to the worker
+//! (through thread-local state), which releases it after `Runnable::run`
+//! returns. A cancelled task's future is dropped after the task is marked
+//! closed, so there the guard simply drops with the future: the fields drop
+//! in declaration order, the user's future first.
 
 mod join;
 
@@ -82,8 +87,14 @@ impl<F: Future> Future for TaskFuture<F> {
         let polled = catch_unwind(AssertUnwindSafe(|| this.future.poll(cx)));
         this.member.restore(context::replace_membership(outer));
         match polled {
-            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
-            Err(panic) => Poll::Ready(Err(Failure::Panic(panic))),
+            Ok(Poll::Ready(output)) => {
+                context::stash_finished(this.member.take_guard());
+                Poll::Ready(Ok(output))
+            }
+            Err(panic) => {
+                context::stash_finished(this.member.take_guard());
+                Poll::Ready(Err(Failure::Panic(panic)))
+            }
             Ok(Poll::Pending) => {
                 if this.registration.is_none() {
                     *this.registration = Registration::register(cx.waker());
