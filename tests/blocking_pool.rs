@@ -1,28 +1,13 @@
 //! `BlockingPool`: bounded threads, keep-alive, panic isolation, shutdown.
 
-use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use fastexec::blocking::{BlockingError, BlockingPool, BlockingTask};
 
-/// Only guards against a hang; no test relies on it for timing.
-const HANG_GUARD: Duration = Duration::from_secs(30);
-
-fn block_on_guarded<F>(future: F) -> F::Output
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = sender.send(futures::executor::block_on(future));
-    });
-    receiver
-        .recv_timeout(HANG_GUARD)
-        .expect("the future hung or panicked")
-}
+mod support;
+use support::{block_on_guarded, HANG_GUARD};
 
 /// Spins (yielding) until `condition` holds; fails after [`HANG_GUARD`].
 fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {

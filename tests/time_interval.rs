@@ -1,27 +1,11 @@
 //! `interval`: ticks on the grid, never early, missed ticks skipped.
 
-use std::future::Future;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use fastexec::time::{interval, interval_at};
 
-/// Only guards against a hang; no test relies on it for timing.
-const HANG_GUARD: Duration = Duration::from_secs(30);
-
-fn block_on_guarded<F>(future: F) -> F::Output
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = sender.send(futures::executor::block_on(future));
-    });
-    receiver
-        .recv_timeout(HANG_GUARD)
-        .expect("the future hung or panicked")
-}
+mod support;
+use support::block_on_guarded;
 
 /// Keeps the thread busy until `until`, as a stalled task would.
 fn stall_until(until: Instant) {

@@ -3,28 +3,14 @@
 use std::error::Error;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use fastexec::time::{sleep, timeout, timeout_at, Elapsed, Timeout};
 
-/// Only guards against a hang; no test relies on it for timing.
-const HANG_GUARD: Duration = Duration::from_secs(30);
-
-fn block_on_guarded<F>(future: F) -> F::Output
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = sender.send(futures::executor::block_on(future));
-    });
-    receiver
-        .recv_timeout(HANG_GUARD)
-        .expect("the future hung or panicked")
-}
+mod support;
+use support::block_on_guarded;
 
 struct NoopWake;
 

@@ -173,3 +173,22 @@ pub fn counter() -> Arc<AtomicUsize> {
 pub fn get(counter: &AtomicUsize) -> usize {
     counter.load(Ordering::SeqCst)
 }
+
+/// Only guards against a hang; no test relies on it for timing.
+pub const HANG_GUARD: Duration = Duration::from_secs(30);
+
+/// Drives `future` to completion on a plain thread (no fastexec executor
+/// involved), failing instead of hanging past [`HANG_GUARD`].
+pub fn block_on_guarded<F>(future: F) -> F::Output
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let (sender, receiver) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = sender.send(futures::executor::block_on(future));
+    });
+    receiver
+        .recv_timeout(HANG_GUARD)
+        .expect("the future hung or panicked")
+}
