@@ -10,7 +10,12 @@
 //! * [`TaskGroup`] tracks a set of tasks and all their descendants.
 //! * [`Executor`] is an explicit pool of worker threads; the free functions
 //!   use a global one sized by `FASTEXEC_WORKERS` (default: one thread per
-//!   core).
+//!   core). [`spawn_blocking`] runs blocking closures on its elastic pool.
+//! * [`time`]: sleeps, timeouts and intervals driven by the workers
+//!   themselves (no timer thread); [`cancel`]: cancellation tokens;
+//!   [`signal`]: a notify primitive with a stored permit.
+//! * [`graph`]: named tasks with dependencies, retries, timeouts,
+//!   cancellation, failure propagation, a report, DOT and trace export.
 //!
 //! ```
 //! use std::sync::atomic::{AtomicUsize, Ordering};
@@ -43,7 +48,7 @@
 //! arrives: no thread polls. The module docs of `worker`, `idle`,
 //! `queue`, `task_group` and `executor` (in the source) state each protocol
 //! and why it is correct; `loom-tests/` model-checks the ring, the group
-//! counter and the park/notify protocol.
+//! counter, the park/notify protocol, the timer queue and `Notify`.
 
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
