@@ -82,10 +82,12 @@ impl Registry {
 }
 
 /// A task's entry in the registry, removed when dropped.
+///
+/// Kept small (an `Arc` and two `u32`s) because every parked task carries one.
 pub(crate) struct Registration {
     shared: Arc<Shared>,
-    shard: usize,
-    key: usize,
+    shard: u32,
+    key: u32,
 }
 
 impl Registration {
@@ -98,8 +100,10 @@ impl Registration {
             let key = shared.registry().insert(worker.index(), waker)?;
             Some(Registration {
                 shared: shared.clone(),
-                shard: worker.index(),
-                key,
+                // Fits: at most 65,535 workers; slab keys past u32 would mean
+                // four billion parked tasks.
+                shard: worker.index() as u32,
+                key: u32::try_from(key).expect("fewer than 2^32 parked tasks per worker"),
             })
         })
     }
@@ -107,6 +111,8 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        self.shared.registry().remove(self.shard, self.key);
+        self.shared
+            .registry()
+            .remove(self.shard as usize, self.key as usize);
     }
 }

@@ -209,7 +209,7 @@ impl MemberGuard {
     /// `cancel` can wake it. If a group was cancelled meanwhile, wakes the
     /// task at once: `cancel` sets its flag before it takes the wakers under
     /// the same lock, so a registration it missed sees the flag here.
-    pub(crate) fn register_for_cancel(&self, waker: &Waker) -> Option<CancelRegistration> {
+    pub(crate) fn register_for_cancel(&self, waker: &Waker) -> Option<Box<CancelRegistration>> {
         let membership = self.0.as_ref()?;
         let mut entries = Vec::new();
         let mut cancelled = false;
@@ -221,7 +221,9 @@ impl MemberGuard {
         if cancelled {
             waker.wake_by_ref();
         }
-        (!entries.is_empty()).then_some(CancelRegistration(entries))
+        // Boxed: most tasks are in no cancellable group, and a parked task
+        // should carry one pointer for this, not a whole `Vec`.
+        (!entries.is_empty()).then(|| Box::new(CancelRegistration(entries)))
     }
 }
 

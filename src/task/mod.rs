@@ -58,7 +58,7 @@ pin_project_lite::pin_project! {
         #[pin]
         future: F,
         registration: Option<Registration>,
-        cancel_registration: Option<CancelRegistration>,
+        cancel_registration: Option<Box<CancelRegistration>>,
         member: MemberGuard,
     }
 }
