@@ -183,6 +183,8 @@ impl<T: Send + Sync + 'static> Shared<T> {
         }
         // SeqCst pairs with the increment in `wait`: a watcher registered
         // before our transition is seen here, or it saw the transition itself.
+        // Each side writes (state, counter) and then reads the other: the
+        // store-buffering shape, which AcqRel does not order.
         if fx.finished || (fx.changed && self.watchers.load(Ordering::SeqCst) > 0) {
             self.changed.notify(usize::MAX);
         }
@@ -409,6 +411,8 @@ struct Watching<'a>(&'a AtomicUsize);
 
 impl<'a> Watching<'a> {
     fn new(watchers: &'a AtomicUsize) -> Self {
+        // SeqCst: the write half of the store-buffering pair described at
+        // the load in the state-change path.
         watchers.fetch_add(1, Ordering::SeqCst);
         Watching(watchers)
     }
@@ -416,6 +420,8 @@ impl<'a> Watching<'a> {
 
 impl Drop for Watching<'_> {
     fn drop(&mut self) {
+        // Relaxed would do (a stale count only costs a spurious notify);
+        // SeqCst keeps every access to the counter in one total order.
         self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
