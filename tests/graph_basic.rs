@@ -1,12 +1,12 @@
 //! Shapes and features of `fastexec::graph` that involve no failure.
 
-mod common;
+mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::within;
 use fastexec::graph::{Graph, GraphError, Task, TaskState};
+use support::within;
 
 #[test]
 fn diamond_passes_outputs_along_edges() {
@@ -165,7 +165,7 @@ fn subflow_tasks_are_validated_run_and_reported() {
 
 #[test]
 fn wait_for_one_task_and_query_states() {
-    let gate = common::Gate::new();
+    let gate = support::Gate::new();
     let mut g = Graph::<u32>::new();
     g.add(Task::new("quick", |_| async { Ok(5) })).unwrap();
     let held = gate.clone();

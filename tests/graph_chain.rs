@@ -1,10 +1,10 @@
 //! A million-task chain: runs in order, and a failure at its head reaches its
 //! tail without recursion.
 
-mod common;
+mod support;
 
-use common::within;
 use fastexec::graph::{Graph, Task, TaskError, TaskState};
+use support::within;
 
 const LEN: u64 = 1_000_000;
 

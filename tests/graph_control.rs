@@ -1,13 +1,13 @@
 //! Steering a running graph: cancel, stop, adding tasks.
 
-mod common;
+mod support;
 
 use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use common::{within, Gate};
 use fastexec::graph::{CancelReason, Graph, GraphError, Task, TaskError, TaskState};
+use support::{within, Gate};
 
 /// Sends on a channel when dropped: proves a cancelled task's future is gone.
 struct DropSignal(mpsc::Sender<()>);

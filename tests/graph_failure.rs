@@ -1,15 +1,15 @@
 //! Failures: propagation, fail-fast, retries, timeouts, panics.
 
-mod common;
+mod support;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::within;
 use fastexec::graph::{
     AttemptOutcome, CancelReason, Graph, RetryPolicy, Task, TaskError, TaskState,
 };
+use support::within;
 
 const N: usize = 10;
 
@@ -83,7 +83,7 @@ impl Drop for DropSignal {
 
 #[test]
 fn fail_fast_cancels_the_rest() {
-    let started = common::Gate::new();
+    let started = support::Gate::new();
     let (dropped_tx, dropped) = std::sync::mpsc::channel();
     let dropped_tx = std::sync::Mutex::new(dropped_tx);
     let mut g = Graph::<()>::new();

@@ -2,7 +2,7 @@
 //! its dependencies ended, exactly once, and every task ends in the terminal
 //! state its dependencies' states call for.
 
-mod common;
+mod support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -70,7 +70,7 @@ fn run(dag: &Dag, order: &[usize]) -> (fastexec::graph::Report<usize>, Log) {
     });
     let mut g = Graph::new();
     g.add_batch(tasks).expect("a DAG validates");
-    let report = common::within(60, move || g.run_blocking());
+    let report = support::within(60, move || g.run_blocking());
     let log = Arc::try_unwrap(log).ok().unwrap().into_inner().unwrap();
     (report, log)
 }
