@@ -7,23 +7,15 @@ use std::future::Future;
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 
 use fastexec::{spawn, yield_now};
-use support::{executor, with_timeout};
-
-struct CountingWaker(AtomicUsize);
-
-impl Wake for CountingWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, SeqCst);
-    }
-}
+use support::{executor, with_timeout, CountingWake as CountingWaker};
 
 /// `yield_now` is pending exactly once, waking its task, then ready.
 #[test]
 fn yield_now_pends_once_and_wakes() {
-    let wakes = Arc::new(CountingWaker(AtomicUsize::new(0)));
+    let wakes = Arc::new(CountingWaker::default());
     let waker = Waker::from(wakes.clone());
     let mut cx = Context::from_waker(&waker);
     let mut fut = pin!(yield_now());

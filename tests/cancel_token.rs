@@ -2,23 +2,14 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier};
-use std::task::{Context, Wake, Waker};
+use std::task::{Context, Waker};
 
 use fastexec::cancel::CancellationToken;
 
 mod support;
-use support::block_on_guarded;
-
-#[derive(Default)]
-struct CountingWake(AtomicUsize);
-
-impl Wake for CountingWake {
-    fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, Ordering::Relaxed);
-    }
-}
+use support::{block_on_guarded, CountingWake};
 
 #[test]
 fn tokens_and_their_futures_are_send_and_sync() {

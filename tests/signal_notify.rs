@@ -3,24 +3,15 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use fastexec::signal::{Notified, Notify};
 
 mod support;
-use support::{block_on_guarded, HANG_GUARD};
-
-#[derive(Default)]
-struct CountingWake(AtomicUsize);
-
-impl Wake for CountingWake {
-    fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, Ordering::Relaxed);
-    }
-}
+use support::{block_on_guarded, CountingWake, HANG_GUARD};
 
 /// A waiter polled by hand, with a waker that counts its wakes.
 struct Probe {

@@ -2,24 +2,15 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::task::{Context, Wake, Waker};
+use std::task::{Context, Waker};
 use std::time::{Duration, Instant};
 
 use fastexec::time::{sleep, sleep_until, Sleep};
 
 mod support;
-use support::{block_on_guarded, HANG_GUARD};
-
-#[derive(Default)]
-struct CountingWake(AtomicUsize);
-
-impl Wake for CountingWake {
-    fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, Ordering::Relaxed);
-    }
-}
+use support::{block_on_guarded, CountingWake, HANG_GUARD};
 
 #[test]
 fn sleep_is_send_sync_and_unpin() {

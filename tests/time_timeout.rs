@@ -3,20 +3,13 @@
 use std::error::Error;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use fastexec::time::{sleep, timeout, timeout_at, Elapsed, Timeout};
 
 mod support;
 use support::block_on_guarded;
-
-struct NoopWake;
-
-impl Wake for NoopWake {
-    fn wake(self: Arc<Self>) {}
-}
 
 #[test]
 fn timeout_is_send_and_unpin_for_such_futures() {
@@ -51,7 +44,7 @@ fn a_pending_future_times_out_never_before_the_deadline() {
 
 #[test]
 fn a_ready_output_wins_over_a_passed_deadline() {
-    let waker = Waker::from(Arc::new(NoopWake));
+    let waker = futures::task::noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut timeout = timeout(Duration::ZERO, std::future::ready(5));
     assert_eq!(Pin::new(&mut timeout).poll(&mut cx), Poll::Ready(Ok(5)));

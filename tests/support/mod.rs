@@ -245,3 +245,20 @@ impl Gate {
         futures::executor::block_on(self.wait());
     }
 }
+
+/// A waker that counts how often it was woken, for futures polled by hand.
+#[derive(Default)]
+pub struct CountingWake(pub AtomicUsize);
+
+impl CountingWake {
+    /// Wakes so far.
+    pub fn count(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl std::task::Wake for CountingWake {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
