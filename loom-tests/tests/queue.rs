@@ -2,7 +2,7 @@
 //! by the owner's pop, a thief's steal, or the overflow to the injector.
 #![cfg(loom)]
 
-use fastexec::__loom::{local, Local, Overflow, CAPACITY};
+use fastexec::__loom::{local, Local, Overflow, Steal, CAPACITY};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 
@@ -22,6 +22,17 @@ fn drain(local: &Local<usize>, into: &mut Vec<usize>) {
     }
 }
 
+/// A thief thread: steals half into its own ring once, returns what it got.
+fn spawn_thief(steal: Steal<usize>) -> thread::JoinHandle<Vec<usize>> {
+    thread::spawn(move || {
+        let (mine, _) = local::<usize>();
+        let mut got = Vec::new();
+        got.extend(steal.steal_into(&mine));
+        drain(&mine, &mut got);
+        got
+    })
+}
+
 fn assert_conserved(mut taken: Vec<usize>, pushed: usize) {
     taken.sort_unstable();
     assert_eq!(
@@ -37,13 +48,7 @@ fn push_pop_against_steal() {
     loom::model(|| {
         let injector = Arc::new(Injector::default());
         let (owner, steal) = local::<usize>();
-        let thief = thread::spawn(move || {
-            let (mine, _) = local::<usize>();
-            let mut got = Vec::new();
-            got.extend(steal.steal_into(&mine));
-            drain(&mine, &mut got);
-            got
-        });
+        let thief = spawn_thief(steal);
         let pushed = 3;
         let mut got = Vec::new();
         for item in 0..pushed {
@@ -70,13 +75,7 @@ fn overflow_against_steal() {
         for item in 0..CAPACITY {
             owner.push_back(item, &*injector);
         }
-        let thief = thread::spawn(move || {
-            let (mine, _) = local::<usize>();
-            let mut got = Vec::new();
-            got.extend(steal.steal_into(&mine));
-            drain(&mine, &mut got);
-            got
-        });
+        let thief = spawn_thief(steal);
         owner.push_back(CAPACITY, &*injector);
         let mut got = thief.join().unwrap();
         drain(&owner, &mut got);
@@ -94,18 +93,7 @@ fn two_thieves() {
         for item in 0..CAPACITY {
             owner.push_back(item, &*injector);
         }
-        let thieves: Vec<_> = (0..2)
-            .map(|_| {
-                let steal = steal.clone();
-                thread::spawn(move || {
-                    let (mine, _) = local::<usize>();
-                    let mut got = Vec::new();
-                    got.extend(steal.steal_into(&mine));
-                    drain(&mine, &mut got);
-                    got
-                })
-            })
-            .collect();
+        let thieves: Vec<_> = (0..2).map(|_| spawn_thief(steal.clone())).collect();
         let mut got = Vec::new();
         for thief in thieves {
             got.extend(thief.join().unwrap());
