@@ -60,12 +60,18 @@ pub(crate) fn worker_of(shared: &Shared) -> Option<Rc<Worker>> {
 }
 
 /// Runs `f` with the executor this thread spawns onto: the one whose
-/// `block_on` is running here, else its worker's; `None` elsewhere.
+/// `block_on` is running here, else its worker's; `None` elsewhere. The
+/// worker is passed too when the executor is this thread's worker's, so the
+/// spawn path need not look it up again.
 #[inline]
-pub(crate) fn with_executor<R>(f: impl FnOnce(Option<&Arc<Shared>>) -> R) -> R {
+pub(crate) fn with_executor<R>(f: impl FnOnce(Option<&Arc<Shared>>, Option<&Worker>) -> R) -> R {
     EXECUTOR.with(|e| match &*e.borrow() {
-        Some(shared) => f(Some(shared)),
-        None => WORKER.with(|w| f(w.borrow().as_ref().map(|w| w.shared_arc()))),
+        // Set only on threads that are not this executor's workers.
+        Some(shared) => f(Some(shared), None),
+        None => WORKER.with(|w| match w.borrow().as_deref() {
+            Some(worker) => f(Some(worker.shared_arc()), Some(worker)),
+            None => f(None, None),
+        }),
     })
 }
 

@@ -34,7 +34,7 @@ use crate::sync::{fence, AtomicBool, AtomicUsize, Ordering::*};
 use crate::task::{Failure, JoinHandle, Runnable, TaskFuture};
 use crate::task_group::Membership;
 use crate::time::TimerQueue;
-use crate::worker;
+use crate::worker::{self, Worker};
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
@@ -152,11 +152,13 @@ impl Shared {
         }
     }
 
-    /// Spawns `future` with the given group membership.
+    /// Spawns `future` with the given group membership. `worker` is this
+    /// thread's worker if the caller already knows it belongs to `self`.
     pub(crate) fn spawn<F>(
         self: &Arc<Self>,
         future: F,
         membership: Option<Arc<Membership>>,
+        worker: Option<&Worker>,
     ) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -168,7 +170,10 @@ impl Shared {
             shared.schedule_woken(task, info.woken_while_running)
         });
         let (task, handle) = async_task::Builder::new().spawn(move |()| future, schedule);
-        self.schedule_new(task);
+        match worker {
+            Some(worker) => worker.push_new(task),
+            None => self.schedule_new(task),
+        }
         JoinHandle::new(handle)
     }
 
@@ -263,7 +268,7 @@ impl Executor {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.shared.spawn(future, context::membership())
+        self.shared.spawn(future, context::membership(), None)
     }
 
     /// Runs `future` to completion on this thread, then waits for every task
@@ -479,7 +484,7 @@ pub(crate) fn global() -> &'static Executor {
 
 /// Runs `f` with the executor of the current context, or the global one.
 pub(crate) fn with_current<R>(f: impl FnOnce(&Arc<Shared>) -> R) -> R {
-    context::with_executor(|shared| match shared {
+    context::with_executor(|shared, _| match shared {
         Some(shared) => f(shared),
         None => f(&global().shared),
     })
@@ -500,7 +505,10 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    with_current(|shared| shared.spawn(future, membership))
+    context::with_executor(|shared, worker| match shared {
+        Some(shared) => shared.spawn(future, membership, worker),
+        None => global().shared.spawn(future, membership, None),
+    })
 }
 
 /// Runs a blocking closure on the current executor's blocking pool, so that
