@@ -42,6 +42,9 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
         group.wait().await;
         output
     };
+    if let Some(simple) = &shared.ext.simple {
+        return simple.block_on(shared, root);
+    }
     match context::worker_of(shared) {
         Some(worker) => run_on_worker(&worker, root),
         None => {

@@ -26,6 +26,7 @@ use concurrent_queue::{ConcurrentQueue, PushError};
 
 use crate::blocking::BlockingPool;
 use crate::context;
+use crate::ext::{ExtConfig, Extensions};
 use crate::idle::Idle;
 use crate::park::{Parker, Unparker};
 use crate::queue::{self, Local, Overflow, Steal};
@@ -52,6 +53,8 @@ pub(crate) struct Shared {
     /// The worker parked with the timer role (see `worker.rs`), or
     /// [`NO_TIMER_HOLDER`].
     timer_holder: AtomicUsize,
+    /// Priorities, metrics, hooks, the simple scheduler (`ext.rs`).
+    pub(crate) ext: Extensions,
 }
 
 /// `timer_holder` when no worker holds the timer role.
@@ -105,6 +108,7 @@ impl Shared {
             NO_TIMER_HOLDER => self.notify_one(),
             holder => self.unparkers[holder].unpark(),
         }
+        self.ext.on_earlier_deadline();
     }
 
     pub(crate) fn workers(&self) -> usize {
@@ -142,7 +146,9 @@ impl Shared {
 
     /// Whether any queue holds work (for the last searcher's final look).
     pub(crate) fn has_visible_work(&self) -> bool {
-        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+        !self.injector.is_empty()
+            || self.stealers.iter().any(|s| !s.is_empty())
+            || self.ext.has_visible_work()
     }
 
     /// Wakes one parked worker if the idle protocol says one should wake.
@@ -164,12 +170,20 @@ impl Shared {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
+        // One predictable branch: hooks, latency histogram, simple scheduler.
+        if self.ext.decorates() {
+            let options = crate::task::Builder::new();
+            return crate::task::builder::spawn_decorated(
+                self, future, membership, worker, &options,
+            );
+        }
         let future = TaskFuture::new(future, membership);
         let shared = self.clone();
         let schedule = WithInfo(move |task: Runnable, info: ScheduleInfo| {
             shared.schedule_woken(task, info.woken_while_running)
         });
         let (task, handle) = async_task::Builder::new().spawn(move |()| future, schedule);
+        self.ext.counters.count_spawn(worker);
         match worker {
             Some(worker) => worker.push_new(task),
             None => self.schedule_new(task),
@@ -178,7 +192,7 @@ impl Shared {
     }
 
     /// Queues a new task: the back of this worker's ring, or the injector.
-    fn schedule_new(&self, task: Runnable) {
+    pub(crate) fn schedule_new(&self, task: Runnable) {
         context::with_worker(|worker| match worker {
             Some(worker) if std::ptr::eq(worker.shared(), self) => worker.push_new(task),
             _ => self.inject(task),
@@ -186,7 +200,7 @@ impl Shared {
     }
 
     /// Queues a woken task.
-    fn schedule_woken(&self, task: Runnable, woke_itself: bool) {
+    pub(crate) fn schedule_woken(&self, task: Runnable, woke_itself: bool) {
         context::with_worker(|worker| match worker {
             Some(worker) if std::ptr::eq(worker.shared(), self) => {
                 worker.schedule_woken(task, woke_itself)
@@ -216,6 +230,7 @@ impl Shared {
         while let Ok(task) = self.injector.pop() {
             drop(task);
         }
+        self.ext.drop_remaining_tasks();
     }
 }
 
@@ -261,6 +276,10 @@ impl Executor {
         Builder::new()
     }
 
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// Spawns `future` onto this executor. Inside a task or a `block_on`,
     /// the new task joins the current task groups.
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
@@ -298,6 +317,7 @@ impl Drop for Executor {
         // Release: pairs with the Acquire load in `is_shutdown`, so a worker
         // that sees the flag sees everything done before the drop.
         self.shared.shutdown.store(true, Release);
+        self.shared.ext.begin_shutdown();
         for unparker in self.shared.unparkers.iter() {
             unparker.unpark();
         }
@@ -334,6 +354,8 @@ pub struct Builder {
     threads: Option<usize>,
     thread_name: String,
     max_blocking_threads: usize,
+    /// Hooks, latency histogram, scheduler and seed (`ext.rs`).
+    pub(crate) ext: ExtConfig,
 }
 
 /// How long an idle blocking-pool thread waits for work before it exits.
@@ -362,14 +384,40 @@ impl Builder {
             threads: None,
             thread_name: "fastexec-worker".to_string(),
             max_blocking_threads: 64,
+            ext: ExtConfig::default(),
         }
     }
 
-    /// Settings from the environment: `FASTEXEC_WORKERS` threads if set.
+    /// Settings from the environment: `FASTEXEC_WORKERS` threads if set,
+    /// and the scheduler and seed from `FASTEXEC_SCHEDULER` and
+    /// `FASTEXEC_SEED` (see [`Scheduler`](crate::Scheduler)).
     pub fn from_env() -> Result<Builder, EnvError> {
-        let builder = Builder::new();
-        match std::env::var(WORKERS_ENV) {
-            Ok(value) => match value.trim().parse::<usize>() {
+        Builder::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// As [`from_env`](Builder::from_env), reading each variable through
+    /// `lookup` (a name to its value, `None` if unset): for tests, or for
+    /// settings that come from somewhere else.
+    ///
+    /// ```
+    /// use fastexec::{Builder, Scheduler};
+    ///
+    /// let env = |name: &str| match name {
+    ///     "FASTEXEC_SCHEDULER" => Some("simple".to_string()),
+    ///     "FASTEXEC_SEED" => Some("42".to_string()),
+    ///     _ => None,
+    /// };
+    /// let executor = Builder::from_lookup(env).unwrap().build().unwrap();
+    /// assert_eq!(executor.scheduler(), Scheduler::Simple);
+    /// assert_eq!(executor.seed(), Some(42));
+    ///
+    /// let err = Builder::from_lookup(|name| (name == "FASTEXEC_SEED").then(|| "x".into()));
+    /// assert_eq!(err.unwrap_err().variable, "FASTEXEC_SEED");
+    /// ```
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Builder, EnvError> {
+        let builder = Builder::new().apply_env_ext(&lookup)?;
+        match lookup(WORKERS_ENV) {
+            Some(value) => match value.trim().parse::<usize>() {
                 Ok(n) if n > 0 && n <= 65_535 => Ok(builder.threads(n)),
                 _ => Err(EnvError {
                     variable: WORKERS_ENV,
@@ -377,7 +425,7 @@ impl Builder {
                     expected: "a whole number of worker threads from 1 to 65535",
                 }),
             },
-            Err(_) => Ok(builder),
+            None => Ok(builder),
         }
     }
 
@@ -416,7 +464,9 @@ impl Builder {
     /// Starts the worker threads.
     pub fn build(self) -> io::Result<Executor> {
         let workers = self
-            .threads
+            .ext
+            .forced_workers()
+            .or(self.threads)
             .unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get()));
         let (locals, stealers): (Vec<Local<Runnable>>, Vec<Steal<Runnable>>) =
             (0..workers).map(|_| queue::local()).unzip();
@@ -442,6 +492,7 @@ impl Builder {
                     format!("{}-blocking", self.thread_name),
                 ),
                 timer_holder: AtomicUsize::new(NO_TIMER_HOLDER),
+                ext: Extensions::new(&self.ext, workers),
             }
         });
         let mut executor = Executor {

@@ -56,13 +56,20 @@
 mod block_on;
 mod context;
 mod executor;
+mod ext;
 pub mod graph;
+mod hooks;
 mod idle;
+pub mod metrics;
 mod park;
+mod priority;
 mod queue;
 mod registry;
+mod simple;
 mod sync;
-mod task;
+/// Spawning with options ([`task::Builder`]: a name, a [`Priority`]), and
+/// the task types ([`JoinHandle`], [`task::TaskMeta`], ...).
+pub mod task;
 mod task_group;
 mod wait;
 mod worker;
@@ -73,6 +80,9 @@ pub mod signal;
 pub mod time;
 
 pub use executor::{spawn, spawn_blocking, Builder, EnvError, Executor, WORKERS_ENV};
+pub use metrics::Metrics;
+pub use priority::Priority;
+pub use simple::{Scheduler, SCHEDULER_ENV, SEED_ENV};
 pub use task::{JoinError, JoinHandle};
 pub use task_group::TaskGroup;
 pub use wait::{yield_now, YieldNow};

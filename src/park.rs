@@ -123,12 +123,14 @@ impl Parker {
     }
 }
 
+/// Waits on `cvar` for at most `timeout`, ignoring poisoning (see
+/// [`lock`]).
 #[cfg(not(loom))]
-fn wait_timeout<'a>(
+pub(crate) fn wait_timeout<'a, T>(
     cvar: &Condvar,
-    guard: crate::sync::MutexGuard<'a, ()>,
+    guard: crate::sync::MutexGuard<'a, T>,
     timeout: Duration,
-) -> crate::sync::MutexGuard<'a, ()> {
+) -> crate::sync::MutexGuard<'a, T> {
     match cvar.wait_timeout(guard, timeout) {
         Ok((guard, _)) => guard,
         Err(poisoned) => poisoned.into_inner().0,
@@ -136,11 +138,11 @@ fn wait_timeout<'a>(
 }
 
 #[cfg(loom)]
-fn wait_timeout<'a>(
+pub(crate) fn wait_timeout<'a, T>(
     _: &Condvar,
-    _: crate::sync::MutexGuard<'a, ()>,
+    _: crate::sync::MutexGuard<'a, T>,
     _: Duration,
-) -> crate::sync::MutexGuard<'a, ()> {
+) -> crate::sync::MutexGuard<'a, T> {
     unreachable!("timeouts are not modelled under loom")
 }
 

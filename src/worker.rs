@@ -49,6 +49,7 @@ use std::rc::Rc;
 
 use crate::context;
 use crate::executor::Shared;
+use crate::metrics::{CachePadded, WorkerCounters};
 use crate::park::Parker;
 use crate::queue::{Local, CAPACITY};
 use crate::task::Runnable;
@@ -72,6 +73,8 @@ pub(crate) struct Worker {
     searching: Cell<bool>,
     parker: Parker,
     rng: Cell<u32>,
+    /// This worker's metrics, on their own cache line (`metrics.rs`).
+    counters: Arc<CachePadded<WorkerCounters>>,
 }
 
 impl Worker {
@@ -82,6 +85,7 @@ impl Worker {
         parker: Parker,
     ) -> Self {
         Worker {
+            counters: shared.ext.counters.worker(index),
             shared,
             index,
             local,
@@ -105,6 +109,10 @@ impl Worker {
 
     pub(crate) fn index(&self) -> usize {
         self.index
+    }
+
+    pub(crate) fn counters(&self) -> &WorkerCounters {
+        &self.counters.0
     }
 
     /// Queues a newly spawned task at the back of the ring.
@@ -135,6 +143,11 @@ impl Worker {
             // it), and tasks posted from outside still start in order.
             self.move_injected_to_ring();
         }
+        // High-priority tasks first (`priority.rs`): one Relaxed load when
+        // there are none.
+        if let Some(task) = self.shared.ext.priority.pop_high() {
+            return Some(task);
+        }
         if let Some(task) = self.pop_lifo() {
             return Some(task);
         }
@@ -143,6 +156,8 @@ impl Worker {
             .pop()
             .or_else(|| self.pull_injected_batch())
             .or_else(|| self.search())
+            // No normal work visible: low tasks (and high ones the hint hid).
+            .or_else(|| self.shared.ext.priority.pop_any())
     }
 
     fn pop_lifo(&self) -> Option<Runnable> {
@@ -204,10 +219,17 @@ impl Worker {
         let stealers = self.shared.stealers();
         let n = stealers.len();
         let start = self.next_random() as usize % n;
-        (0..n)
+        let before = self.local.len();
+        let stolen = (0..n)
             .map(|i| (start + i) % n)
             .filter(|&victim| victim != self.index)
-            .find_map(|victim| stealers[victim].steal_into(&self.local))
+            .find_map(|victim| stealers[victim].steal_into(&self.local));
+        if stolen.is_some() {
+            // The one returned plus those that landed in the ring.
+            let moved = self.local.len().saturating_sub(before) + 1;
+            self.counters.0.steals.add(moved as u64);
+        }
+        stolen
     }
 
     fn next_random(&self) -> u32 {
@@ -225,6 +247,7 @@ impl Worker {
         if self.searching.replace(false) && self.shared.idle().transition_from_searching() {
             self.shared.notify_one();
         }
+        self.counters.0.polls.add(1);
         // The task's own panics are caught inside its future; this only
         // catches a panic from a destructor that runs after completion.
         let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
@@ -247,6 +270,7 @@ impl Worker {
         if idle.transition_to_parked(self.index, was_searching) && self.shared.has_visible_work() {
             self.shared.notify_one();
         }
+        self.counters.0.parks.add(1);
         let holds_timers = self.shared.try_take_timer_role(self.index);
         if !self.shared.is_shutdown() {
             match self.timeout_for_timers(holds_timers) {
@@ -304,10 +328,16 @@ pub(crate) fn thread_main(
     local: Local<Runnable>,
     parker: Parker,
 ) {
-    let worker = Rc::new(Worker::new(shared, index, local, parker));
+    let worker = Rc::new(Worker::new(shared.clone(), index, local, parker));
     context::enter_worker(worker.clone());
-    worker.run();
+    shared.ext.hooks.thread_started();
+    match &shared.ext.simple {
+        // The simple scheduler runs tasks its own way (`simple.rs`).
+        Some(simple) => simple.run_worker(&shared),
+        None => worker.run(),
+    }
     // Still registered, so that tasks woken while dropping come back here.
     worker.drain();
     context::exit_worker();
+    shared.ext.hooks.thread_stopping();
 }

@@ -1,5 +1,5 @@
 //! What a spawned task is: an `async-task` allocation whose future is the
-//! user's future wrapped in [`TaskFuture`].
+//! user's future wrapped in `TaskFuture`.
 //!
 //! The wrapper does three things around every poll of the user's future:
 //!
@@ -23,6 +23,7 @@
 //! closed, so there the guard simply drops with the future: the fields drop
 //! in declaration order, the user's future first.
 
+pub(crate) mod builder;
 mod join;
 
 use std::any::Any;
@@ -31,6 +32,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+pub use crate::hooks::{TaskId, TaskMeta};
+pub use builder::Builder;
 pub use join::{JoinError, JoinHandle};
 
 use crate::context;

@@ -1,0 +1,391 @@
+//! The simple scheduler: one thread at a time runs tasks, in a seeded
+//! pseudo-random order, so a failing interleaving can be replayed.
+//!
+//! Chosen with `FASTEXEC_SCHEDULER=simple` (global executor,
+//! [`Builder::from_env`](crate::Builder::from_env)) or
+//! [`Builder::scheduler`](crate::Builder::scheduler); the seed comes from
+//! `FASTEXEC_SEED` or [`Builder::seed`](crate::Builder::seed), and when
+//! neither gives one, a seed is drawn and printed once to stderr (a line
+//! `fastexec: simple scheduler seed N ...`) and kept in
+//! [`Executor::seed`](crate::Executor::seed).
+//!
+//! # Protocol
+//!
+//! Ready tasks wait in one set per [`Priority`], under one mutex, with the
+//! random number generator. To run a task a thread must be the **owner**:
+//!
+//! * the executor's single worker thread becomes owner for one task at a
+//!   time, and only when no `block_on` is waiting for ownership;
+//! * `block_on` becomes owner for its whole duration (re-entrantly: a task
+//!   calling `block_on` on the owning thread keeps ownership). In between
+//!   polls of its root future it runs ready tasks itself, so the root future
+//!   and every task it spawns run on the calling thread, interleaved by the
+//!   one generator, with no second thread racing them.
+//!
+//! The owner polls the root future first whenever it was woken, and
+//! otherwise takes a task from the highest non-empty priority set, at the
+//! index the generator draws. The generator (SplitMix64) is advanced only by
+//! those draws, so with the same seed, the same program and the same
+//! external events, tasks start in the same order. What the seed cannot fix
+//! is the timing of events from other threads: timers (their firing depends
+//! on the clock), `spawn_blocking` results, tasks spawned by other threads,
+//! and tasks spawned outside any `block_on`, which the worker thread runs
+//! as soon as it sees them.
+//!
+//! Waiting: an owner with nothing to run, and the worker thread when it may
+//! not run, wait on one condition variable, bounded by the nearest timer
+//! deadline, and fire the due timers when they wake. Every push of a ready
+//! task, every wake of a root future and every ownership release notify it
+//! while holding the mutex, so a waiter that checked under the lock cannot
+//! miss them.
+//!
+//! Shutdown: the executor's drop marks the state shut down and notifies;
+//! the worker thread returns, and the ready tasks (and any pushed later)
+//! are dropped, outside the lock, since dropping a future may wake others.
+
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, ThreadId};
+use std::time::Instant;
+
+use crate::context;
+use crate::executor::{EnvError, Shared};
+use crate::park::wait_timeout;
+use crate::sync::{lock, AtomicBool, Condvar, Mutex, MutexGuard, Ordering::*};
+use crate::task::Runnable;
+use crate::Priority;
+
+/// The environment variable that chooses the scheduler: `work-stealing`
+/// (the default) or `simple`.
+pub const SCHEDULER_ENV: &str = "FASTEXEC_SCHEDULER";
+
+/// The environment variable that sets the simple scheduler's seed (a
+/// `u64`).
+pub const SEED_ENV: &str = "FASTEXEC_SEED";
+
+/// Which scheduler an [`Executor`](crate::Executor) uses.
+///
+/// ```
+/// use fastexec::{Executor, Scheduler};
+///
+/// let executor = Executor::builder().scheduler(Scheduler::Simple).seed(7).build().unwrap();
+/// assert_eq!(executor.seed(), Some(7));
+/// assert_eq!(executor.threads(), 1);
+/// assert_eq!(executor.block_on(async { fastexec::spawn(async { 5 }).await.unwrap() }), 5);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Scheduler {
+    /// Worker threads with their own queues and stealing (`work-stealing`).
+    #[default]
+    WorkStealing,
+    /// One thread at a time, in a seeded pseudo-random order of the ready
+    /// tasks (`simple`); see [`Builder::seed`](crate::Builder::seed).
+    Simple,
+}
+
+impl Scheduler {
+    /// Parses a value of `FASTEXEC_SCHEDULER`.
+    fn parse(value: &str) -> Result<Scheduler, EnvError> {
+        match value.trim() {
+            "work-stealing" => Ok(Scheduler::WorkStealing),
+            "simple" => Ok(Scheduler::Simple),
+            _ => Err(EnvError {
+                variable: SCHEDULER_ENV,
+                value: value.to_string(),
+                expected: "`work-stealing` or `simple`",
+            }),
+        }
+    }
+}
+
+/// The scheduler and seed set by `lookup` (an environment reader).
+pub(crate) fn from_lookup(
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<(Scheduler, Option<u64>), EnvError> {
+    let scheduler = match lookup(SCHEDULER_ENV) {
+        Some(value) => Scheduler::parse(&value)?,
+        None => Scheduler::WorkStealing,
+    };
+    let seed = match lookup(SEED_ENV) {
+        Some(value) => Some(value.trim().parse::<u64>().map_err(|_| EnvError {
+            variable: SEED_ENV,
+            value,
+            expected: "a whole number from 0 to 18446744073709551615",
+        })?),
+        None => None,
+    };
+    Ok((scheduler, seed))
+}
+
+/// A seed for a run that was not given one: different on every call.
+pub(crate) fn draw_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.finish()
+}
+
+/// SplitMix64: tiny, fast, and every seed (including 0) gives a full-period
+/// sequence.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// The state under the scheduler's mutex.
+struct State {
+    /// Ready tasks by priority: low, normal, high.
+    ready: [Vec<Runnable>; 3],
+    rng: SplitMix64,
+    /// The thread allowed to run tasks, and how many times it acquired.
+    owner: Option<ThreadId>,
+    depth: usize,
+    /// `block_on` callers waiting to become owner; the worker thread
+    /// leaves ownership to them.
+    claims: usize,
+    shutdown: bool,
+}
+
+impl State {
+    /// The next task: the highest non-empty priority, at a drawn index.
+    fn pop(&mut self) -> Option<Runnable> {
+        let ready = self.ready.iter_mut().rev().find(|r| !r.is_empty())?;
+        let index = (self.rng.next() % ready.len() as u64) as usize;
+        Some(ready.swap_remove(index))
+    }
+
+    fn len(&self) -> usize {
+        self.ready.iter().map(Vec::len).sum()
+    }
+}
+
+/// One executor's simple scheduler (see the module docs).
+pub(crate) struct SimpleScheduler {
+    seed: u64,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl SimpleScheduler {
+    pub(crate) fn new(seed: u64) -> Self {
+        SimpleScheduler {
+            seed,
+            state: Mutex::new(State {
+                ready: Default::default(),
+                rng: SplitMix64(seed),
+                owner: None,
+                depth: 0,
+                claims: 0,
+                shutdown: false,
+            }),
+            changed: Condvar::new(),
+        }
+    }
+
+    pub(crate) fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    pub(crate) fn ready_len(&self) -> usize {
+        lock(&self.state).len()
+    }
+
+    /// Makes `task` ready; after shutdown, drops it.
+    pub(crate) fn push(&self, task: Runnable, priority: Priority) {
+        let mut state = lock(&self.state);
+        if state.shutdown {
+            drop(state);
+            drop(task);
+            return;
+        }
+        state.ready[priority as usize].push(task);
+        drop(state);
+        self.changed.notify_all();
+    }
+
+    /// Wakes every waiter (a timer deadline moved, or shutdown).
+    pub(crate) fn notify(&self) {
+        drop(lock(&self.state));
+        self.changed.notify_all();
+    }
+
+    /// Refuses new tasks and drops the ready ones; the worker thread
+    /// returns at its next look.
+    pub(crate) fn shut_down(&self) {
+        let mut state = lock(&self.state);
+        state.shutdown = true;
+        let dropped: Vec<Vec<Runnable>> = state.ready.iter_mut().map(std::mem::take).collect();
+        drop(state);
+        self.changed.notify_all();
+        drop(dropped);
+    }
+
+    /// Waits for a change, no longer than the nearest timer; fires the due
+    /// timers (without the lock: firing wakes tasks, which lock).
+    fn wait<'a>(&'a self, state: MutexGuard<'a, State>, shared: &Shared) -> MutexGuard<'a, State> {
+        let state = match shared.timers().next_deadline() {
+            Some(deadline) => wait_timeout(
+                &self.changed,
+                state,
+                deadline.saturating_duration_since(Instant::now()),
+            ),
+            None => self.changed.wait(state).unwrap_or_else(|e| e.into_inner()),
+        };
+        drop(state);
+        shared.fire_due_timers();
+        lock(&self.state)
+    }
+
+    /// The worker thread's loop: run one task at a time while no
+    /// `block_on` owns the scheduler, until shutdown.
+    pub(crate) fn run_worker(&self, shared: &Shared) {
+        let me = thread::current().id();
+        loop {
+            let task = {
+                let mut state = lock(&self.state);
+                loop {
+                    if state.shutdown {
+                        return;
+                    }
+                    if state.owner.is_none() && state.claims == 0 {
+                        if let Some(task) = state.pop() {
+                            state.owner = Some(me);
+                            state.depth = 1;
+                            break task;
+                        }
+                    }
+                    state = self.wait(state, shared);
+                }
+            };
+            let owner = Ownership(self);
+            run(shared, task);
+            drop(owner);
+            shared.fire_due_timers();
+        }
+    }
+
+    /// Becomes the owner, waiting for the current one to release.
+    fn acquire(&self) -> Ownership<'_> {
+        let me = thread::current().id();
+        let mut state = lock(&self.state);
+        if state.owner != Some(me) {
+            state.claims += 1;
+            while state.owner.is_some() {
+                state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+            }
+            state.claims -= 1;
+            state.owner = Some(me);
+        }
+        state.depth += 1;
+        Ownership(self)
+    }
+
+    /// `block_on` under the simple scheduler (see the module docs).
+    pub(crate) fn block_on<F: Future>(
+        self: &Arc<Self>,
+        shared: &Arc<Shared>,
+        root: F,
+    ) -> F::Output {
+        // Spawns from this thread come here, even on the worker thread.
+        let _executor = context::enter_executor(shared.clone());
+        let _owner = self.acquire();
+        let signal = Arc::new(RootSignal {
+            woken: AtomicBool::new(true),
+            scheduler: self.clone(),
+        });
+        let waker = Waker::from(signal.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut root = pin!(root);
+        loop {
+            // Acquire: pairs with the Release store in `RootSignal::wake`.
+            if signal.woken.swap(false, Acquire) {
+                if let Poll::Ready(output) = root.as_mut().poll(&mut cx) {
+                    return output;
+                }
+                continue;
+            }
+            match self.next_for_owner(&signal, shared) {
+                Some(task) => {
+                    run(shared, task);
+                    shared.fire_due_timers();
+                }
+                None => continue,
+            }
+        }
+    }
+
+    /// A ready task for the owner, or `None` once its root was woken.
+    fn next_for_owner(&self, signal: &RootSignal, shared: &Shared) -> Option<Runnable> {
+        let mut state = lock(&self.state);
+        loop {
+            if let Some(task) = state.pop() {
+                return Some(task);
+            }
+            // Acquire: see `block_on`.
+            if signal.woken.load(Acquire) {
+                return None;
+            }
+            if state.shutdown {
+                panic!("fastexec: the executor shut down while a task was blocked in block_on");
+            }
+            state = self.wait(state, shared);
+        }
+    }
+}
+
+/// Releases one level of ownership when dropped (also on a panic).
+struct Ownership<'a>(&'a SimpleScheduler);
+
+impl Drop for Ownership<'_> {
+    fn drop(&mut self) {
+        let mut state = lock(&self.0.state);
+        state.depth -= 1;
+        if state.depth == 0 {
+            state.owner = None;
+            drop(state);
+            self.0.changed.notify_all();
+        }
+    }
+}
+
+/// Runs one task on this thread, as a worker would.
+fn run(shared: &Shared, task: Runnable) {
+    shared.ext.counters.external.0.count_poll();
+    // The task's own panics are caught inside its future; this only
+    // catches a panic from a destructor that runs after completion.
+    let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
+    let _ = catch_unwind(context::release_finished);
+}
+
+/// Wakes the owner that polls a `block_on` root future.
+struct RootSignal {
+    woken: AtomicBool,
+    scheduler: Arc<SimpleScheduler>,
+}
+
+impl Wake for RootSignal {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // Release: pairs with the Acquire loads in `block_on` and
+        // `next_for_owner`, so the poll sees what the waker's caller did.
+        self.woken.store(true, Release);
+        self.scheduler.notify();
+    }
+}
