@@ -8,11 +8,15 @@
 //! ```
 //!
 //! One worker thread, so the count does not depend on how two threads
-//! happen to interleave. The second argument, `high`, spawns every task with
-//! [`Priority::High`](fastexec::Priority) instead of through the default path.
+//! happen to interleave. An optional second argument picks another spawn
+//! path for `spawn_many_local`: `high` or `low` (a priority), `named`, or an
+//! executor with `latency` (the histogram) or `hooks` (spawn and finish
+//! hooks) turned on.
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
+
+use fastexec::{task, Priority};
 
 const SPAWNS: usize = 100_000;
 const TASKS: usize = 200;
@@ -22,7 +26,21 @@ fn main() {
     let shape = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "spawn_many_local".into());
-    let ex = fastexec::Executor::builder().threads(1).build().unwrap();
+    let variant = std::env::args().nth(2).unwrap_or_default();
+    let builder = fastexec::Executor::builder().threads(1);
+    let ex = match variant.as_str() {
+        "latency" => builder.latency_histogram(true),
+        "hooks" => builder.on_task_spawn(|_| {}).on_task_finish(|_| {}),
+        _ => builder,
+    }
+    .build()
+    .unwrap();
+    let options = match variant.as_str() {
+        "high" => task::Builder::new().priority(Priority::High),
+        "low" => task::Builder::new().priority(Priority::Low),
+        "named" => task::Builder::new().name("task"),
+        _ => task::Builder::new(),
+    };
     match shape.as_str() {
         "spawn_many_local" => {
             let ran = Arc::new(AtomicUsize::new(0));
@@ -33,10 +51,14 @@ fn main() {
                 fastexec::spawn(async move {
                     for _ in 0..SPAWNS {
                         let seen = seen.clone();
-                        fastexec::spawn(async move {
+                        let body = async move {
                             seen.fetch_add(1, Relaxed);
-                        })
-                        .detach();
+                        };
+                        if variant.is_empty() {
+                            fastexec::spawn(body).detach();
+                        } else {
+                            options.spawn(body).detach();
+                        }
                     }
                 })
                 .detach();

@@ -518,12 +518,13 @@ impl Default for Builder {
 
 static GLOBAL: OnceLock<Executor> = OnceLock::new();
 
-/// The global executor, started on first use with `FASTEXEC_WORKERS`
-/// threads (default: available parallelism).
+/// The global executor, started on first use from the environment
+/// ([`Builder::from_env`]): `FASTEXEC_WORKERS` threads (default: available
+/// parallelism), `FASTEXEC_SCHEDULER`, `FASTEXEC_SEED`.
 ///
 /// # Panics
 ///
-/// If `FASTEXEC_WORKERS` is invalid, or the threads cannot be started.
+/// If one of those variables is invalid, or the threads cannot be started.
 pub(crate) fn global() -> &'static Executor {
     GLOBAL.get_or_init(|| {
         let builder = Builder::from_env().unwrap_or_else(|e| panic!("fastexec: {e}"));

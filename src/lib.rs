@@ -14,6 +14,11 @@
 //! * [`time`]: sleeps, timeouts and intervals driven by the workers
 //!   themselves (no timer thread); [`cancel`]: cancellation tokens;
 //!   [`signal`]: a notify primitive with a stored permit.
+//! * [`task::Builder`] spawns with a name (a `tracing` span per poll) and a
+//!   [`Priority`]; [`Executor::metrics`] reads counters, queue depths and an
+//!   opt-in latency histogram; [`Builder`] takes thread and task hooks; and
+//!   [`Scheduler::Simple`] (`FASTEXEC_SCHEDULER=simple`, `FASTEXEC_SEED`)
+//!   replays a run's task order from a seed.
 //! * [`graph`]: named tasks with dependencies, retries, timeouts,
 //!   cancellation, failure propagation, a report, DOT and trace export.
 //!
