@@ -247,9 +247,11 @@ pub struct Metrics {
     /// Polls of tasks (a task that yields 10 times is polled 11 times).
     /// `block_on`'s own future is not counted.
     pub polls: u64,
-    /// Tasks moved from one worker's ring to another's by stealing.
+    /// Tasks moved from one worker's ring to another's by stealing (0
+    /// under the simple scheduler).
     pub steals: u64,
-    /// Times a worker went to sleep for lack of work.
+    /// Times a worker went to sleep for lack of work (work-stealing
+    /// scheduler only).
     pub parks: u64,
     /// Tasks queued in each worker's ring, by worker index (LIFO slots not
     /// included).

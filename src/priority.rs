@@ -35,7 +35,29 @@ use crate::task::Runnable;
 
 /// How urgently a task should run, honoured best-effort by the workers.
 ///
-/// See [`task::Builder::priority`](crate::task::Builder::priority).
+/// Set with [`task::Builder::priority`](crate::task::Builder::priority); a
+/// task keeps its priority every time it is woken.
+///
+/// * **High** tasks wait in an executor-wide FIFO queue that every worker
+///   checks first whenever it looks for its next task, so a high task is
+///   taken before normal work by the next worker that looks.
+/// * **Normal** tasks (every plain [`spawn`](crate::spawn)) take the usual
+///   work-stealing paths and pay nothing for priorities but one load of a
+///   counter per task run.
+/// * **Low** tasks wait in another executor-wide FIFO queue that a worker
+///   looks at only when it sees no normal work: its own queue, the global
+///   injector and one attempt at stealing all came back empty.
+///
+/// Best effort means: no preemption (a running task finishes its poll
+/// whatever is queued), no strict global order (each worker decides on its
+/// own, so on a busy multi-worker executor a normal task may start on one
+/// worker while a high one waits for another worker to look), and a high
+/// task queued an instant ago may be missed by a worker's fast check and
+/// taken at its next one. There is no aging at this level: a steady stream
+/// of high tasks holds normal ones back, and low ones wait as long as normal
+/// work is visible. The simple scheduler ([`Scheduler::Simple`](crate::Scheduler))
+/// honours priorities strictly: it always draws from the highest non-empty
+/// priority.
 ///
 /// ```
 /// use fastexec::{task, Priority};

@@ -68,6 +68,31 @@ pub const SEED_ENV: &str = "FASTEXEC_SEED";
 
 /// Which scheduler an [`Executor`](crate::Executor) uses.
 ///
+/// Chosen by [`Builder::scheduler`](crate::Builder::scheduler), or through
+/// the environment by [`Builder::from_env`](crate::Builder::from_env) and
+/// the global executor: `FASTEXEC_SCHEDULER=work-stealing` (the default) or
+/// `simple`; any other value is an [`EnvError`] naming the variable and the
+/// value.
+///
+/// # The simple scheduler
+///
+/// One thread at a time runs tasks, picking each next task at random among
+/// the ready tasks of the highest priority, with a generator seeded by
+/// [`Builder::seed`](crate::Builder::seed) or `FASTEXEC_SEED` (a `u64`).
+/// Without a seed, one is drawn at build time, kept in
+/// [`Executor::seed`](crate::Executor::seed), and **printed once to stderr**
+/// (`fastexec: simple scheduler seed N (set FASTEXEC_SEED=N to replay this
+/// run)`), so a failing run can be re-run with it.
+///
+/// `block_on` takes the right to run tasks for its whole duration and runs
+/// the ready tasks itself between polls of its future, on the calling
+/// thread, so everything it spawns, transitively, starts in an order that
+/// is a function of the seed alone: the same seed and the same program give
+/// the same order. The executor's one worker thread runs tasks when no
+/// `block_on` does (tasks spawned outside any `block_on`). What the seed
+/// cannot replay is what other threads do at times of their own: timers
+/// firing, `spawn_blocking` results, spawns from other threads.
+///
 /// ```
 /// use fastexec::{Executor, Scheduler};
 ///
