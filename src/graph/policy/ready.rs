@@ -1,0 +1,531 @@
+//! [`ReadySet`]: the Ready tasks, ordered for dispatch by priority with aging.
+//!
+//! # The rule
+//!
+//! A ready task `t` with base priority `p`, ready since `r`, has at time
+//! `now` the effective priority
+//!
+//! ```text
+//! f(t) = p + floor((now - r) / I) * B        (I = aging interval, B = aging boost)
+//! ```
+//!
+//! Dispatch picks the highest `f`, then the earlier `r`, then the lexically
+//! smaller task id (then the smaller node index, which only matters if the
+//! caller reuses an id). This is seed 002's rule exactly.
+//!
+//! # The structure
+//!
+//! * One queue per base priority (a *level*), ordered by `(r, id, node)`.
+//!   Inserts that arrive in that order (the common case: a task becomes ready
+//!   at `now`, later than everything before it) are appended to a `VecDeque`;
+//!   out-of-order ones (a resumed task keeps its old `r`; many tasks made
+//!   ready at the same instant with ids out of order) go to a `BTreeSet`. The
+//!   level's head is the smaller of the two fronts. Removing a task from the
+//!   middle of the deque only clears its slot (each insert has a sequence
+//!   number, the deque entry is stale when the slot's number differs); stale
+//!   entries are dropped when they reach the front or with their level.
+//! * The heads of all levels in a `BTreeSet` keyed by the *continuous*
+//!   priority, which does not depend on `now` once scaled:
+//!   `c(t) * I = p * I + (now - r) * B = K(t) + now * B` with
+//!   `K(t) = p * I - r * B` (nanoseconds, in `i128`: exact). The set is only
+//!   kept while two or more levels are in use; with one level the head is
+//!   the pick and nothing else is maintained.
+//!
+//! # Why the pick is the formula's pick
+//!
+//! 1. *Within a level* the head ranks first: all share `p`; `f` is
+//!    non-increasing in `r`, and equal `f` is broken by `r` then id, which is
+//!    the level's own order. So the best task is a level head.
+//! 2. *Across levels*, `pop_best` raises `now` to the latest `r` it was
+//!    given (a no-op for a monotonic clock), so every wait is `>= 0` and
+//!    `c - B < f <= c`. It visits heads by decreasing `c` (decreasing `K`),
+//!    computes each exact `f` and keeps the best by the full rule. When the
+//!    head being visited has `c < f*` (the best exact `f` so far), every
+//!    unvisited head has `f' <= c' <= c < f*`: it can neither win nor tie,
+//!    so the scan stops. The integer test is `K + now * B < f* * I`.
+//! 3. The visited heads all have `c >= f* >= f(top) > c(top) - B`, where
+//!    `top` is the head with the largest `c`: the scan touches the heads
+//!    within one boost of the top, plus the one that stops it.
+//!
+//! # Complexity
+//!
+//! With `n` ready tasks, `L` levels (distinct base priorities in use) and
+//! `L'` heads within one boost of the top (`L' <= L`, `L' = 1` when
+//! priorities differ by more than a boost or there is one level):
+//! `insert`, `remove` and a `pop_best` whose pick fits are
+//! `O(log n + L')` (`O(1)` amortised with a single level and in-order
+//! inserts). A `pop_best` whose best task does not fit falls back to ranking
+//! every head: `O(L log L + log n)`. `outranked_by` is `O(capacity)`: it is
+//! for diagnostics. Seed 002 scans the whole ready set, `O(n)`, per dispatch.
+//!
+//! # Resource fit, look-ahead and starvation
+//!
+//! `pop_best(now, fits)` offers candidates to `fits` in rank order. Only
+//! level heads are candidates (a priority level is FIFO: a big task is never
+//! overtaken by a smaller one of the same priority), and at most
+//! [`LOOKAHEAD`] heads are offered per call. If the best task does not fit
+//! and a later candidate does, that one is dispatched and the best task is
+//! *bypassed*; after [`MAX_BYPASS`] bypasses of the same best task,
+//! `pop_best` offers only that task until it is dispatched or removed, so the
+//! capacity it waits for drains to it (CPU demands above the cap are refused
+//! at submission, and the soft caps' escape rule admits any task once
+//! nothing runs, so it then fits as soon as the running tasks finish).
+//!
+//! Aging makes every task the best one eventually: let `k = ceil((ph - p) /
+//! B)` for a task `t` of base `p` ready since `r`, and any task `u` of base
+//! `<= ph` that became ready at or after `r + k * I`. Then `floor((now - r) /
+//! I) >= floor((now - r_u) / I) + k`, so `f(t) >= f(u)`, and on a tie `t`
+//! wins by its earlier `r`. So `t` only waits for the finitely many tasks that
+//! were ready before `r + k * I`; with one slot and at most one arrival per
+//! dispatch it is dispatched at the first dispatch at or after `r + k * I`
+//! (the unit test `low_priority_task_runs_within_the_aging_bound` checks
+//! exactly that).
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use crate::graph::TaskId;
+
+/// How many candidates [`ReadySet::pop_best`] offers to its `fits` closure
+/// per call, best first (only level heads are candidates).
+pub const LOOKAHEAD: usize = 8;
+
+/// How many times the best ready task may be bypassed by a worse one that
+/// fits before [`ReadySet::pop_best`] offers nothing but the best task.
+pub const MAX_BYPASS: u32 = 64;
+
+/// Where a task sits in its level's order.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    ready_since: Instant,
+    id: TaskId,
+    node: u32,
+}
+
+/// A ready task's bookkeeping, indexed by node.
+struct Slot {
+    base: i32,
+    ready_since: Instant,
+    id: TaskId,
+    /// Tells a deque entry of this insert from stale ones of earlier inserts.
+    seq: u64,
+    /// Whether the task sits in its level's `late` set rather than the deque.
+    late: bool,
+}
+
+/// One base priority's queue.
+#[derive(Default)]
+struct Level {
+    /// In-order inserts, possibly with stale entries (never at the front).
+    fifo: VecDeque<(Key, u64)>,
+    /// Out-of-order inserts.
+    late: BTreeSet<Key>,
+    /// Tasks of this level in the set.
+    live: usize,
+    /// `K` of the current head; meaningful while `live > 0`.
+    head_k: i128,
+}
+
+impl Level {
+    fn head(&self) -> Option<&Key> {
+        match (self.fifo.front(), self.late.first()) {
+            (Some((f, _)), Some(l)) => Some(if l < f { l } else { f }),
+            (Some((f, _)), None) => Some(f),
+            (None, l) => l,
+        }
+    }
+
+    /// Files `key`; returns whether it went to `late`.
+    fn push(&mut self, key: Key, seq: u64) -> bool {
+        self.live += 1;
+        match self.fifo.back() {
+            Some((back, _)) if *back > key => {
+                self.late.insert(key);
+                true
+            }
+            _ => {
+                self.fifo.push_back((key, seq));
+                false
+            }
+        }
+    }
+}
+
+/// The set of Ready tasks of a graph run, keyed by node index, that hands
+/// out the next task to dispatch by priority with aging in `O(log n)`.
+///
+/// See the [module documentation](self) of `policy::ready` (in the source)
+/// for the algorithm and the proof that it picks exactly what
+/// `base + floor(wait / interval) * boost` (ties: earlier ready time, then
+/// smaller id) picks.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use fastexec::graph::{ReadySet, TaskId};
+///
+/// let mut ready = ReadySet::new(Duration::from_millis(100), 1);
+/// let t0 = Instant::now();
+/// ready.insert(0, TaskId::from("low"), 0, t0);
+/// ready.insert(1, TaskId::from("high"), 5, t0 + Duration::from_millis(10));
+/// // Just after, the high-priority task goes first...
+/// assert_eq!(ready.pop_best(t0 + Duration::from_millis(20), |_| true), Some(1));
+/// ready.insert(1, TaskId::from("high"), 5, t0 + Duration::from_millis(20));
+/// // ...but 500 ms of waiting lift "low" from 0 to 5, and it was ready first.
+/// assert_eq!(ready.pop_best(t0 + Duration::from_millis(500), |_| true), Some(0));
+/// ```
+pub struct ReadySet {
+    interval_ns: i128,
+    boost: i128,
+    epoch: Instant,
+    slots: Vec<Option<Slot>>,
+    levels: BTreeMap<i32, Level>,
+    /// `(K, base)` of every level's head; kept only while `levels.len() >= 2`.
+    heads: BTreeSet<(i128, i32)>,
+    len: usize,
+    next_seq: u64,
+    /// The latest `ready_since` inserted: `now` is raised to it.
+    latest: Option<Instant>,
+    /// The best task that was bypassed: `(node, seq, times)`.
+    bypassed: Option<(u32, u64, u32)>,
+}
+
+impl std::fmt::Debug for ReadySet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadySet")
+            .field("len", &self.len)
+            .field("levels", &self.levels.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A candidate's exact rank: compare with [`Rank::beats`].
+struct Rank<'a> {
+    f: i128,
+    ready_since: Instant,
+    id: &'a TaskId,
+    node: u32,
+}
+
+impl ReadySet {
+    /// An empty set whose tasks gain `aging_boost` priority per
+    /// `aging_interval` waited (a zero interval counts as 1 ns; a zero
+    /// boost turns aging off).
+    pub fn new(aging_interval: Duration, aging_boost: u32) -> ReadySet {
+        let interval_ns = aging_interval.as_nanos().clamp(1, u64::MAX as u128) as i128;
+        ReadySet {
+            interval_ns,
+            boost: i128::from(aging_boost),
+            epoch: Instant::now(),
+            slots: Vec::new(),
+            levels: BTreeMap::new(),
+            heads: BTreeSet::new(),
+            len: 0,
+            next_seq: 0,
+            latest: None,
+            bypassed: None,
+        }
+    }
+
+    /// How many tasks are in the set.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether `node` is in the set.
+    pub fn contains(&self, node: u32) -> bool {
+        matches!(self.slots.get(node as usize), Some(Some(_)))
+    }
+
+    /// Adds the task at `node` (replacing an entry for the same node).
+    /// `ready_since` is when it became ready; a resumed task passes its old
+    /// one so that it keeps the priority it had aged to.
+    pub fn insert(&mut self, node: u32, id: TaskId, base_priority: i32, ready_since: Instant) {
+        self.remove(node);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.latest = Some(self.latest.map_or(ready_since, |l| l.max(ready_since)));
+        let idx = node as usize;
+        if self.slots.len() <= idx {
+            self.slots.resize_with(idx + 1, || None);
+        }
+        let id_copy = id.clone();
+        let key = Key {
+            ready_since,
+            id,
+            node,
+        };
+        let late = self.file(base_priority, key, seq);
+        self.slots[idx] = Some(Slot {
+            base: base_priority,
+            ready_since,
+            id: id_copy,
+            seq,
+            late,
+        });
+        self.len += 1;
+    }
+
+    /// Puts `key` in its level, keeping the heads up to date; returns
+    /// whether the key went to the level's `late` set.
+    fn file(&mut self, base: i32, key: Key, seq: u64) -> bool {
+        let was_single = self.levels.len() == 1;
+        let level = self.levels.entry(base).or_default();
+        let created = level.live == 0;
+        let old_k = level.head_k;
+        let late = level.push(key, seq);
+        let new_k = k_of(
+            self.interval_ns,
+            self.boost,
+            self.epoch,
+            base,
+            level.head().expect("just pushed"),
+        );
+        level.head_k = new_k;
+        if created && was_single {
+            // The second level: start tracking heads.
+            let heads = self.levels.iter().map(|(&b, l)| (l.head_k, b));
+            self.heads = heads.collect();
+        } else if self.levels.len() >= 2 && (created || new_k != old_k) {
+            if !created {
+                self.heads.remove(&(old_k, base));
+            }
+            self.heads.insert((new_k, base));
+        }
+        late
+    }
+
+    /// Takes `node` out of the set (it was paused or cancelled while ready).
+    /// Returns whether it was there.
+    pub fn remove(&mut self, node: u32) -> bool {
+        let Some(slot) = self.slots.get_mut(node as usize).and_then(Option::take) else {
+            return false;
+        };
+        let level = self
+            .levels
+            .get_mut(&slot.base)
+            .expect("level of a ready task");
+        if slot.late {
+            level.late.remove(&Key {
+                ready_since: slot.ready_since,
+                id: slot.id,
+                node,
+            });
+        } else if level
+            .fifo
+            .front()
+            .is_some_and(|(k, s)| k.node == node && *s == slot.seq)
+        {
+            level.fifo.pop_front();
+        }
+        self.after_take(slot.base, node);
+        true
+    }
+
+    /// Bookkeeping after the task at `node` left level `base`.
+    fn after_take(&mut self, base: i32, node: u32) {
+        self.len -= 1;
+        if self.bypassed.is_some_and(|(n, _, _)| n == node) {
+            self.bypassed = None;
+        }
+        let level = self.levels.get_mut(&base).expect("level of a ready task");
+        level.live -= 1;
+        let old_k = level.head_k;
+        if level.live == 0 {
+            self.levels.remove(&base);
+            if self.levels.len() == 1 {
+                self.heads.clear();
+            } else if !self.heads.is_empty() {
+                self.heads.remove(&(old_k, base));
+            }
+            return;
+        }
+        let slots = &self.slots;
+        while let Some((k, s)) = level.fifo.front() {
+            let live = matches!(&slots[k.node as usize], Some(slot) if slot.seq == *s);
+            if live {
+                break;
+            }
+            level.fifo.pop_front();
+        }
+        let head = level.head().expect("live level has a head");
+        let new_k = k_of(self.interval_ns, self.boost, self.epoch, base, head);
+        level.head_k = new_k;
+        if new_k != old_k && self.levels.len() >= 2 {
+            self.heads.remove(&(old_k, base));
+            self.heads.insert((new_k, base));
+        }
+    }
+
+    /// Removes and returns the ready task to dispatch at `now`: the best by
+    /// the aging rule among those `fits` accepts, looking at most
+    /// [`LOOKAHEAD`] candidates deep (see the module docs for the bypass
+    /// limit). `None` if the set is empty or nothing offered fits.
+    pub fn pop_best(&mut self, now: Instant, mut fits: impl FnMut(u32) -> bool) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        let now = self.latest.map_or(now, |l| now.max(l));
+        let (base, node) = {
+            let (base, rank) = self.best_head(now);
+            (base, rank.node)
+        };
+        if fits(node) {
+            return Some(self.take_head(base, node));
+        }
+        self.pop_bypassing(now, node, fits)
+    }
+
+    /// The best head: `(base, its rank)`.
+    fn best_head(&self, now: Instant) -> (i32, Rank<'_>) {
+        if self.heads.is_empty() {
+            let (&base, level) = self.levels.iter().next().expect("non-empty set");
+            return (base, self.rank(base, level.head().expect("head"), now));
+        }
+        let now_b = ns_since(self.epoch, now) * self.boost;
+        let mut best: Option<(i32, Rank<'_>)> = None;
+        for &(k, base) in self.heads.iter().rev() {
+            if let Some((_, b)) = &best {
+                if k + now_b < b.f * self.interval_ns {
+                    break; // c < f*: no unvisited head can win or tie
+                }
+            }
+            let head = self.levels[&base].head().expect("head");
+            let rank = self.rank(base, head, now);
+            if best.as_ref().map_or(true, |(_, b)| rank.beats(b)) {
+                best = Some((base, rank));
+            }
+        }
+        best.expect("non-empty set")
+    }
+
+    /// The slow path of `pop_best`: the best task does not fit.
+    fn pop_bypassing(
+        &mut self,
+        now: Instant,
+        top: u32,
+        mut fits: impl FnMut(u32) -> bool,
+    ) -> Option<u32> {
+        let top_seq = self.slot(top).seq;
+        let times = match self.bypassed {
+            Some((n, s, t)) if n == top && s == top_seq => t,
+            _ => 0,
+        };
+        if times >= MAX_BYPASS || self.levels.len() == 1 {
+            return None; // reserve capacity for the best task
+        }
+        let mut heads: Vec<(i32, Rank)> = self
+            .levels
+            .iter()
+            .map(|(&base, level)| (base, self.rank(base, level.head().expect("head"), now)))
+            .collect();
+        heads.sort_by(|(_, a), (_, b)| {
+            if a.beats(b) {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        });
+        let candidates: Vec<(i32, u32)> = heads
+            .iter()
+            .skip(1)
+            .take(LOOKAHEAD - 1)
+            .map(|(base, r)| (*base, r.node))
+            .collect();
+        let (base, node) = candidates.into_iter().find(|&(_, node)| fits(node))?;
+        self.bypassed = Some((top, top_seq, times + 1));
+        Some(self.take_head(base, node))
+    }
+
+    /// Removes the head `node` of level `base`.
+    fn take_head(&mut self, base: i32, node: u32) -> u32 {
+        let slot = self.slots[node as usize]
+            .take()
+            .expect("head is in the set");
+        let level = self.levels.get_mut(&base).expect("level of a ready task");
+        if slot.late {
+            level.late.pop_first();
+        } else {
+            level.fifo.pop_front();
+        }
+        self.after_take(base, node);
+        node
+    }
+
+    /// How many tasks in the set rank above `node` at `now` (0 if `node` is
+    /// not in the set). `O(capacity)`: for diagnostics.
+    pub fn outranked_by(&self, node: u32, now: Instant) -> usize {
+        let Some(Some(me)) = self.slots.get(node as usize) else {
+            return 0;
+        };
+        let now = self.latest.map_or(now, |l| now.max(l));
+        let me = self.rank_of_slot(node, me, now);
+        (0..self.slots.len() as u32)
+            .filter(|&n| n != node)
+            .filter_map(|n| self.slots[n as usize].as_ref().map(|s| (n, s)))
+            .filter(|&(n, s)| self.rank_of_slot(n, s, now).beats(&me))
+            .count()
+    }
+
+    fn slot(&self, node: u32) -> &Slot {
+        self.slots[node as usize].as_ref().expect("node in the set")
+    }
+
+    fn rank<'a>(&self, base: i32, key: &'a Key, now: Instant) -> Rank<'a> {
+        Rank {
+            f: self.effective(base, key.ready_since, now),
+            ready_since: key.ready_since,
+            id: &key.id,
+            node: key.node,
+        }
+    }
+
+    fn rank_of_slot<'a>(&self, node: u32, slot: &'a Slot, now: Instant) -> Rank<'a> {
+        Rank {
+            f: self.effective(slot.base, slot.ready_since, now),
+            ready_since: slot.ready_since,
+            id: &slot.id,
+            node,
+        }
+    }
+
+    /// The exact effective priority, `base + floor(wait / I) * B`.
+    fn effective(&self, base: i32, ready_since: Instant, now: Instant) -> i128 {
+        let wait = now.saturating_duration_since(ready_since).as_nanos() as i128;
+        i128::from(base) + wait / self.interval_ns * self.boost
+    }
+}
+
+impl Rank<'_> {
+    /// Whether `self` is dispatched before `other`.
+    fn beats(&self, other: &Rank<'_>) -> bool {
+        self.f
+            .cmp(&other.f)
+            .then_with(|| other.ready_since.cmp(&self.ready_since))
+            .then_with(|| other.id.cmp(self.id))
+            .then_with(|| other.node.cmp(&self.node))
+            == Ordering::Greater
+    }
+}
+
+/// Signed nanoseconds from `epoch` to `t`.
+fn ns_since(epoch: Instant, t: Instant) -> i128 {
+    match t.checked_duration_since(epoch) {
+        Some(d) => d.as_nanos() as i128,
+        None => -((epoch - t).as_nanos() as i128),
+    }
+}
+
+/// `K = base * I - r * B`: the continuous priority scaled by `I`, minus the
+/// `now * B` every task shares.
+fn k_of(interval_ns: i128, boost: i128, epoch: Instant, base: i32, head: &Key) -> i128 {
+    i128::from(base) * interval_ns - ns_since(epoch, head.ready_since) * boost
+}
+
+#[cfg(test)]
+mod tests;
