@@ -123,7 +123,8 @@ struct Level {
     late: BTreeSet<Key>,
     /// Tasks of this level in the set.
     live: usize,
-    /// `K` of the current head; meaningful while `live > 0`.
+    /// `K` of the current head; meaningful while two or more levels are in
+    /// use.
     head_k: i128,
 }
 
@@ -175,9 +176,7 @@ impl Level {
 /// assert_eq!(ready.pop_best(t0 + Duration::from_millis(500), |_| true), Some(0));
 /// ```
 pub struct ReadySet {
-    interval_ns: i128,
-    boost: i128,
-    epoch: Instant,
+    aging: Aging,
     slots: Vec<Option<Slot>>,
     levels: BTreeMap<i32, Level>,
     /// `(K, base)` of every level's head; kept only while `levels.len() >= 2`.
@@ -199,6 +198,16 @@ impl std::fmt::Debug for ReadySet {
     }
 }
 
+/// The aging parameters, and the instant time is measured from.
+#[derive(Clone, Copy)]
+struct Aging {
+    /// `I` in nanoseconds, at least 1.
+    interval_ns: u64,
+    /// `B`.
+    boost: u32,
+    epoch: Instant,
+}
+
 /// A candidate's exact rank: compare with [`Rank::beats`].
 struct Rank<'a> {
     f: i128,
@@ -212,11 +221,13 @@ impl ReadySet {
     /// `aging_interval` waited (a zero interval counts as 1 ns; a zero
     /// boost turns aging off).
     pub fn new(aging_interval: Duration, aging_boost: u32) -> ReadySet {
-        let interval_ns = aging_interval.as_nanos().clamp(1, u64::MAX as u128) as i128;
+        let interval_ns = aging_interval.as_nanos().clamp(1, u64::MAX as u128) as u64;
         ReadySet {
-            interval_ns,
-            boost: i128::from(aging_boost),
-            epoch: Instant::now(),
+            aging: Aging {
+                interval_ns,
+                boost: aging_boost,
+                epoch: Instant::now(),
+            },
             slots: Vec::new(),
             levels: BTreeMap::new(),
             heads: BTreeSet::new(),
@@ -224,6 +235,14 @@ impl ReadySet {
             next_seq: 0,
             latest: None,
             bypassed: None,
+        }
+    }
+
+    /// Makes room for nodes `0..nodes` without reallocating (the core calls
+    /// it when a batch of tasks is added; the set also grows on demand).
+    pub fn reserve_nodes(&mut self, nodes: usize) {
+        if nodes > self.slots.len() {
+            self.slots.resize_with(nodes, || None);
         }
     }
 
@@ -271,30 +290,33 @@ impl ReadySet {
         self.len += 1;
     }
 
-    /// Puts `key` in its level, keeping the heads up to date; returns
-    /// whether the key went to the level's `late` set.
+    /// Puts `key` in its level, keeping the heads up to date (only while
+    /// two or more levels are in use); returns whether the key went to the
+    /// level's `late` set.
     fn file(&mut self, base: i32, key: Key, seq: u64) -> bool {
-        let was_single = self.levels.len() == 1;
+        let aging = self.aging;
+        let levels_before = self.levels.len();
         let level = self.levels.entry(base).or_default();
         let created = level.live == 0;
-        let old_k = level.head_k;
         let late = level.push(key, seq);
-        let new_k = k_of(
-            self.interval_ns,
-            self.boost,
-            self.epoch,
-            base,
-            level.head().expect("just pushed"),
-        );
-        level.head_k = new_k;
-        if created && was_single {
+        let levels = levels_before + usize::from(created);
+        if levels < 2 {
+            return late;
+        }
+        if created && levels == 2 {
             // The second level: start tracking heads.
-            let heads = self.levels.iter().map(|(&b, l)| (l.head_k, b));
-            self.heads = heads.collect();
-        } else if self.levels.len() >= 2 && (created || new_k != old_k) {
-            if !created {
-                self.heads.remove(&(old_k, base));
+            for (&b, l) in self.levels.iter_mut() {
+                l.head_k = aging.k_of(b, l.head().expect("live level has a head"));
             }
+            self.heads = self.levels.iter().map(|(&b, l)| (l.head_k, b)).collect();
+            return late;
+        }
+        let new_k = aging.k_of(base, level.head().expect("just pushed"));
+        let old_k = std::mem::replace(&mut level.head_k, new_k);
+        if created {
+            self.heads.insert((new_k, base));
+        } else if new_k != old_k {
+            self.heads.remove(&(old_k, base));
             self.heads.insert((new_k, base));
         }
         late
@@ -333,14 +355,15 @@ impl ReadySet {
         if self.bypassed.is_some_and(|(n, _, _)| n == node) {
             self.bypassed = None;
         }
+        let levels = self.levels.len();
         let level = self.levels.get_mut(&base).expect("level of a ready task");
         level.live -= 1;
-        let old_k = level.head_k;
         if level.live == 0 {
+            let old_k = level.head_k;
             self.levels.remove(&base);
-            if self.levels.len() == 1 {
+            if levels == 2 {
                 self.heads.clear();
-            } else if !self.heads.is_empty() {
+            } else if levels > 2 {
                 self.heads.remove(&(old_k, base));
             }
             return;
@@ -353,12 +376,15 @@ impl ReadySet {
             }
             level.fifo.pop_front();
         }
-        let head = level.head().expect("live level has a head");
-        let new_k = k_of(self.interval_ns, self.boost, self.epoch, base, head);
-        level.head_k = new_k;
-        if new_k != old_k && self.levels.len() >= 2 {
-            self.heads.remove(&(old_k, base));
-            self.heads.insert((new_k, base));
+        if levels >= 2 {
+            let new_k = self
+                .aging
+                .k_of(base, level.head().expect("live level has a head"));
+            let old_k = std::mem::replace(&mut level.head_k, new_k);
+            if new_k != old_k {
+                self.heads.remove(&(old_k, base));
+                self.heads.insert((new_k, base));
+            }
         }
     }
 
@@ -369,6 +395,12 @@ impl ReadySet {
     pub fn pop_best(&mut self, now: Instant, mut fits: impl FnMut(u32) -> bool) -> Option<u32> {
         if self.len == 0 {
             return None;
+        }
+        if self.heads.is_empty() {
+            // One level: its head is the pick, and nothing behind it is offered.
+            let (&base, level) = self.levels.iter().next().expect("non-empty set");
+            let node = level.head().expect("live level has a head").node;
+            return fits(node).then(|| self.take_head(base, node));
         }
         let now = self.latest.map_or(now, |l| now.max(l));
         let (base, node) = {
@@ -381,17 +413,18 @@ impl ReadySet {
         self.pop_bypassing(now, node, fits)
     }
 
-    /// The best head: `(base, its rank)`.
+    /// The best head (two or more levels): `(base, its rank)`.
     fn best_head(&self, now: Instant) -> (i32, Rank<'_>) {
-        if self.heads.is_empty() {
-            let (&base, level) = self.levels.iter().next().expect("non-empty set");
-            return (base, self.rank(base, level.head().expect("head"), now));
-        }
-        let now_b = ns_since(self.epoch, now) * self.boost;
+        let Aging {
+            interval_ns,
+            boost,
+            epoch,
+        } = self.aging;
+        let now_b = ns_since(epoch, now) * i128::from(boost);
         let mut best: Option<(i32, Rank<'_>)> = None;
         for &(k, base) in self.heads.iter().rev() {
             if let Some((_, b)) = &best {
-                if k + now_b < b.f * self.interval_ns {
+                if k + now_b < b.f * i128::from(interval_ns) {
                     break; // c < f*: no unvisited head can win or tie
                 }
             }
@@ -496,8 +529,11 @@ impl ReadySet {
 
     /// The exact effective priority, `base + floor(wait / I) * B`.
     fn effective(&self, base: i32, ready_since: Instant, now: Instant) -> i128 {
-        let wait = now.saturating_duration_since(ready_since).as_nanos() as i128;
-        i128::from(base) + wait / self.interval_ns * self.boost
+        let wait = now.saturating_duration_since(ready_since).as_nanos();
+        // u64 division: an i128 one is a slow library call. 2^64 ns is 584 years.
+        let wait = u64::try_from(wait).unwrap_or(u64::MAX);
+        let steps = wait / self.aging.interval_ns;
+        i128::from(base) + i128::from(steps) * i128::from(self.aging.boost)
     }
 }
 
@@ -521,10 +557,13 @@ fn ns_since(epoch: Instant, t: Instant) -> i128 {
     }
 }
 
-/// `K = base * I - r * B`: the continuous priority scaled by `I`, minus the
-/// `now * B` every task shares.
-fn k_of(interval_ns: i128, boost: i128, epoch: Instant, base: i32, head: &Key) -> i128 {
-    i128::from(base) * interval_ns - ns_since(epoch, head.ready_since) * boost
+impl Aging {
+    /// `K = base * I - r * B`: the continuous priority of `head` scaled by
+    /// `I`, minus the `now * B` every task shares.
+    fn k_of(self, base: i32, head: &Key) -> i128 {
+        i128::from(base) * i128::from(self.interval_ns)
+            - ns_since(self.epoch, head.ready_since) * i128::from(self.boost)
+    }
 }
 
 #[cfg(test)]
