@@ -15,7 +15,7 @@
 //! let mut budget = Budget::new(&config);                  // crate-private
 //! ```
 //!
-//! * **Submit** (`Core::add`): for each task,
+//! * **Submit** (`Core::add`): `ready.reserve_nodes(node_count)`; for each task,
 //!   `budget.check_submission(&id, &demand)?` refuses a task that could never
 //!   run (`GraphError::ExceedsCap`, `GraphError::UnknownResource`), before
 //!   anything is inserted. Keep each node's `Demand` and base priority.

@@ -20,12 +20,16 @@
 //!   at `now`, later than everything before it) are appended to a `VecDeque`;
 //!   out-of-order ones (a resumed task keeps its old `r`; many tasks made
 //!   ready at the same instant with ids out of order) go to a `BTreeSet`. The
-//!   level's head is the smaller of the two fronts. Removing a task from the
-//!   middle of the deque only clears its slot (each insert has a sequence
-//!   number, the deque entry is stale when the slot's number differs); stale
-//!   entries are dropped when they reach the front or with their level.
-//! * The heads of all levels in a `BTreeSet` keyed by the *continuous*
-//!   priority, which does not depend on `now` once scaled:
+//!   level's head is the smaller of the two fronts. A task's id is stored
+//!   once, in its slot (indexed by node); a deque entry is `(r, node, seq)`
+//!   and is live while the slot holds the same insert's `seq`. Removing a
+//!   task from the middle of the deque only clears its slot; stale entries
+//!   are dropped when they reach the front or with their level (a task ready
+//!   at the same instant as a stale back entry goes to the `BTreeSet`: the
+//!   order against it cannot be checked).
+//! * The heads of all levels, as `(K, base, node)`, in a `BTreeSet` ordered
+//!   by the *continuous* priority, which does not depend on `now` once
+//!   scaled:
 //!   `c(t) * I = p * I + (now - r) * B = K(t) + now * B` with
 //!   `K(t) = p * I - r * B` (nanoseconds, in `i128`: exact). The set is only
 //!   kept while two or more levels are in use; with one level the head is
@@ -50,12 +54,16 @@
 //! # Complexity
 //!
 //! With `n` ready tasks, `L` levels (distinct base priorities in use) and
-//! `L'` heads within one boost of the top (`L' <= L`, `L' = 1` when
-//! priorities differ by more than a boost or there is one level):
-//! `insert`, `remove` and a `pop_best` whose pick fits are
-//! `O(log n + L')` (`O(1)` amortised with a single level and in-order
-//! inserts). A `pop_best` whose best task does not fit falls back to ranking
-//! every head: `O(L log L + log n)`. `outranked_by` is `O(capacity)`: it is
+//! `L'` heads within one boost of the top (`1 <= L' <= L`): `insert` and
+//! `remove` are `O(log n)` (`O(1)` amortised with a single level and
+//! in-order inserts); a `pop_best` whose pick fits is `O(log n + L')`, and
+//! `O(1)` amortised with a single level. `L'` is small when base priorities
+//! are far apart compared with the aging that has accrued, but a long
+//! backlog under aging pulls the heads' continuous priorities together, so
+//! `L'` can approach `L` (the `random_aging` bench, 100 levels, shows it);
+//! `L` is the number of distinct priorities, not of tasks. A `pop_best`
+//! whose best task does not fit falls back to ranking every head:
+//! `O(L log L + log n)`. `outranked_by` is `O(capacity)`: it is
 //! for diagnostics. Seed 002 scans the whole ready set, `O(n)`, per dispatch.
 //!
 //! # Resource fit, look-ahead and starvation
@@ -95,12 +103,20 @@ pub const LOOKAHEAD: usize = 8;
 /// fits before [`ReadySet::pop_best`] offers nothing but the best task.
 pub const MAX_BYPASS: u32 = 64;
 
-/// Where a task sits in its level's order.
+/// Where an out-of-order task sits in its level's order.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Key {
     ready_since: Instant,
     id: TaskId,
     node: u32,
+}
+
+/// An in-order task in its level's deque; its id is in its slot, where
+/// `seq` tells whether the entry is still live.
+struct Entry {
+    ready_since: Instant,
+    node: u32,
+    seq: u64,
 }
 
 /// A ready task's bookkeeping, indexed by node.
@@ -114,50 +130,96 @@ struct Slot {
     late: bool,
 }
 
+impl Slot {
+    fn key(&self, node: u32) -> Key {
+        Key {
+            ready_since: self.ready_since,
+            id: self.id.clone(),
+            node,
+        }
+    }
+}
+
+/// `(K, base, node)` of a level's head: `heads` is ordered by `K`, and
+/// carries the node so that the scan needs no level lookup.
+type HeadKey = (i128, i32, u32);
+
 /// One base priority's queue.
 #[derive(Default)]
 struct Level {
     /// In-order inserts, possibly with stale entries (never at the front).
-    fifo: VecDeque<(Key, u64)>,
+    fifo: VecDeque<Entry>,
     /// Out-of-order inserts.
     late: BTreeSet<Key>,
     /// Tasks of this level in the set.
     live: usize,
-    /// `K` of the current head; meaningful while two or more levels are in
-    /// use.
-    head_k: i128,
+    /// This level's entry in `ReadySet::heads`: `(K, base, node)` of its
+    /// head; meaningful while two or more levels are in use.
+    head_key: HeadKey,
+}
+
+/// The id of a live deque entry.
+fn id_in<'a>(slots: &'a [Option<Slot>], e: &Entry) -> Option<&'a TaskId> {
+    match &slots[e.node as usize] {
+        Some(slot) if slot.seq == e.seq => Some(&slot.id),
+        _ => None,
+    }
 }
 
 impl Level {
-    fn head(&self) -> Option<&Key> {
+    /// The head: `(ready_since, node)` of the first task in the level's order.
+    fn head(&self, slots: &[Option<Slot>]) -> Option<(Instant, u32)> {
         match (self.fifo.front(), self.late.first()) {
-            (Some((f, _)), Some(l)) => Some(if l < f { l } else { f }),
-            (Some((f, _)), None) => Some(f),
-            (None, l) => l,
+            (Some(f), Some(l)) => {
+                let f_id = id_in(slots, f).expect("the deque front is live");
+                let late_first = (l.ready_since, &l.id, l.node) < (f.ready_since, f_id, f.node);
+                Some(if late_first {
+                    (l.ready_since, l.node)
+                } else {
+                    (f.ready_since, f.node)
+                })
+            }
+            (Some(f), None) => Some((f.ready_since, f.node)),
+            (None, Some(l)) => Some((l.ready_since, l.node)),
+            (None, None) => None,
         }
     }
 
-    /// Files `key`; returns whether it went to `late`.
-    fn push(&mut self, key: Key, seq: u64) -> bool {
+    /// Files the task; returns whether it went to `late`. A task ready at
+    /// the same instant as a stale back entry goes to `late` too (the stale
+    /// entry's id is gone, so the order cannot be checked).
+    fn push(&mut self, slots: &[Option<Slot>], node: u32, seq: u64) -> bool {
         self.live += 1;
-        match self.fifo.back() {
-            Some((back, _)) if *back > key => {
-                self.late.insert(key);
-                true
-            }
-            _ => {
-                self.fifo.push_back((key, seq));
-                false
-            }
+        let slot = slots[node as usize].as_ref().expect("slot written");
+        let in_order = match self.fifo.back() {
+            None => true,
+            Some(back) => match back.ready_since.cmp(&slot.ready_since) {
+                Ordering::Less => true,
+                Ordering::Greater => false,
+                Ordering::Equal => {
+                    id_in(slots, back).is_some_and(|id| (id, back.node) < (&slot.id, node))
+                }
+            },
+        };
+        if in_order {
+            self.fifo.push_back(Entry {
+                ready_since: slot.ready_since,
+                node,
+                seq,
+            });
+        } else {
+            self.late.insert(slot.key(node));
         }
+        !in_order
     }
 }
 
 /// The set of Ready tasks of a graph run, keyed by node index, that hands
 /// out the next task to dispatch by priority with aging in `O(log n)`.
 ///
-/// See the [module documentation](self) of `policy::ready` (in the source)
-/// for the algorithm and the proof that it picks exactly what
+/// The documentation of its source file, `src/graph/policy/ready.rs`,
+/// gives the algorithm, the complexity and the proof that it picks exactly
+/// what
 /// `base + floor(wait / interval) * boost` (ties: earlier ready time, then
 /// smaller id) picks.
 ///
@@ -171,16 +233,19 @@ impl Level {
 /// ready.insert(1, TaskId::from("high"), 5, t0 + Duration::from_millis(10));
 /// // Just after, the high-priority task goes first...
 /// assert_eq!(ready.pop_best(t0 + Duration::from_millis(20), |_| true), Some(1));
-/// ready.insert(1, TaskId::from("high"), 5, t0 + Duration::from_millis(20));
-/// // ...but 500 ms of waiting lift "low" from 0 to 5, and it was ready first.
-/// assert_eq!(ready.pop_best(t0 + Duration::from_millis(500), |_| true), Some(0));
+/// // ...but when another one arrives 500 ms later, waiting has lifted "low"
+/// // from 0 to 5, and it was ready first.
+/// let later = t0 + Duration::from_millis(500);
+/// ready.insert(2, TaskId::from("high-2"), 5, later);
+/// assert_eq!(ready.pop_best(later, |_| true), Some(0));
+/// assert_eq!(ready.pop_best(later, |_| true), Some(2));
 /// ```
 pub struct ReadySet {
     aging: Aging,
     slots: Vec<Option<Slot>>,
     levels: BTreeMap<i32, Level>,
     /// `(K, base)` of every level's head; kept only while `levels.len() >= 2`.
-    heads: BTreeSet<(i128, i32)>,
+    heads: BTreeSet<HeadKey>,
     len: usize,
     next_seq: u64,
     /// The latest `ready_since` inserted: `now` is raised to it.
@@ -273,32 +338,29 @@ impl ReadySet {
         if self.slots.len() <= idx {
             self.slots.resize_with(idx + 1, || None);
         }
-        let id_copy = id.clone();
-        let key = Key {
-            ready_since,
-            id,
-            node,
-        };
-        let late = self.file(base_priority, key, seq);
         self.slots[idx] = Some(Slot {
             base: base_priority,
             ready_since,
-            id: id_copy,
+            id,
             seq,
-            late,
+            late: false,
         });
+        if self.file(base_priority, node, seq) {
+            self.slots[idx].as_mut().expect("just written").late = true;
+        }
         self.len += 1;
     }
 
     /// Puts `key` in its level, keeping the heads up to date (only while
     /// two or more levels are in use); returns whether the key went to the
     /// level's `late` set.
-    fn file(&mut self, base: i32, key: Key, seq: u64) -> bool {
+    fn file(&mut self, base: i32, node: u32, seq: u64) -> bool {
         let aging = self.aging;
+        let slots = &self.slots;
         let levels_before = self.levels.len();
         let level = self.levels.entry(base).or_default();
         let created = level.live == 0;
-        let late = level.push(key, seq);
+        let late = level.push(slots, node, seq);
         let levels = levels_before + usize::from(created);
         if levels < 2 {
             return late;
@@ -306,18 +368,18 @@ impl ReadySet {
         if created && levels == 2 {
             // The second level: start tracking heads.
             for (&b, l) in self.levels.iter_mut() {
-                l.head_k = aging.k_of(b, l.head().expect("live level has a head"));
+                l.head_key = aging.head_key(b, l, slots);
             }
-            self.heads = self.levels.iter().map(|(&b, l)| (l.head_k, b)).collect();
+            self.heads = self.levels.values().map(|l| l.head_key).collect();
             return late;
         }
-        let new_k = aging.k_of(base, level.head().expect("just pushed"));
-        let old_k = std::mem::replace(&mut level.head_k, new_k);
+        let new = aging.head_key(base, level, slots);
+        let old = std::mem::replace(&mut level.head_key, new);
         if created {
-            self.heads.insert((new_k, base));
-        } else if new_k != old_k {
-            self.heads.remove(&(old_k, base));
-            self.heads.insert((new_k, base));
+            self.heads.insert(new);
+        } else if new != old {
+            self.heads.remove(&old);
+            self.heads.insert(new);
         }
         late
     }
@@ -341,7 +403,7 @@ impl ReadySet {
         } else if level
             .fifo
             .front()
-            .is_some_and(|(k, s)| k.node == node && *s == slot.seq)
+            .is_some_and(|e| e.node == node && e.seq == slot.seq)
         {
             level.fifo.pop_front();
         }
@@ -359,31 +421,28 @@ impl ReadySet {
         let level = self.levels.get_mut(&base).expect("level of a ready task");
         level.live -= 1;
         if level.live == 0 {
-            let old_k = level.head_k;
+            let old = level.head_key;
             self.levels.remove(&base);
             if levels == 2 {
                 self.heads.clear();
             } else if levels > 2 {
-                self.heads.remove(&(old_k, base));
+                self.heads.remove(&old);
             }
             return;
         }
         let slots = &self.slots;
-        while let Some((k, s)) = level.fifo.front() {
-            let live = matches!(&slots[k.node as usize], Some(slot) if slot.seq == *s);
-            if live {
+        while let Some(front) = level.fifo.front() {
+            if id_in(slots, front).is_some() {
                 break;
             }
             level.fifo.pop_front();
         }
         if levels >= 2 {
-            let new_k = self
-                .aging
-                .k_of(base, level.head().expect("live level has a head"));
-            let old_k = std::mem::replace(&mut level.head_k, new_k);
-            if new_k != old_k {
-                self.heads.remove(&(old_k, base));
-                self.heads.insert((new_k, base));
+            let new = self.aging.head_key(base, level, slots);
+            let old = std::mem::replace(&mut level.head_key, new);
+            if new != old {
+                self.heads.remove(&old);
+                self.heads.insert(new);
             }
         }
     }
@@ -399,7 +458,7 @@ impl ReadySet {
         if self.heads.is_empty() {
             // One level: its head is the pick, and nothing behind it is offered.
             let (&base, level) = self.levels.iter().next().expect("non-empty set");
-            let node = level.head().expect("live level has a head").node;
+            let (_, node) = level.head(&self.slots).expect("live level has a head");
             return fits(node).then(|| self.take_head(base, node));
         }
         let now = self.latest.map_or(now, |l| now.max(l));
@@ -422,14 +481,13 @@ impl ReadySet {
         } = self.aging;
         let now_b = ns_since(epoch, now) * i128::from(boost);
         let mut best: Option<(i32, Rank<'_>)> = None;
-        for &(k, base) in self.heads.iter().rev() {
+        for &(k, base, head) in self.heads.iter().rev() {
             if let Some((_, b)) = &best {
                 if k + now_b < b.f * i128::from(interval_ns) {
                     break; // c < f*: no unvisited head can win or tie
                 }
             }
-            let head = self.levels[&base].head().expect("head");
-            let rank = self.rank(base, head, now);
+            let rank = self.rank(head, now);
             if best.as_ref().map_or(true, |(_, b)| rank.beats(b)) {
                 best = Some((base, rank));
             }
@@ -455,7 +513,10 @@ impl ReadySet {
         let mut heads: Vec<(i32, Rank)> = self
             .levels
             .iter()
-            .map(|(&base, level)| (base, self.rank(base, level.head().expect("head"), now)))
+            .map(|(&base, level)| {
+                let (_, head) = level.head(&self.slots).expect("head");
+                (base, self.rank(head, now))
+            })
             .collect();
         heads.sort_by(|(_, a), (_, b)| {
             if a.beats(b) {
@@ -509,13 +570,8 @@ impl ReadySet {
         self.slots[node as usize].as_ref().expect("node in the set")
     }
 
-    fn rank<'a>(&self, base: i32, key: &'a Key, now: Instant) -> Rank<'a> {
-        Rank {
-            f: self.effective(base, key.ready_since, now),
-            ready_since: key.ready_since,
-            id: &key.id,
-            node: key.node,
-        }
+    fn rank(&self, node: u32, now: Instant) -> Rank<'_> {
+        self.rank_of_slot(node, self.slot(node), now)
     }
 
     fn rank_of_slot<'a>(&self, node: u32, slot: &'a Slot, now: Instant) -> Rank<'a> {
@@ -558,11 +614,17 @@ fn ns_since(epoch: Instant, t: Instant) -> i128 {
 }
 
 impl Aging {
+    /// The [`HeadKey`] of `level` (live) of priority `base`.
+    fn head_key(self, base: i32, level: &Level, slots: &[Option<Slot>]) -> HeadKey {
+        let (ready_since, node) = level.head(slots).expect("live level has a head");
+        (self.k_of(base, ready_since), base, node)
+    }
+
     /// `K = base * I - r * B`: the continuous priority of `head` scaled by
     /// `I`, minus the `now * B` every task shares.
-    fn k_of(self, base: i32, head: &Key) -> i128 {
+    fn k_of(self, base: i32, ready_since: Instant) -> i128 {
         i128::from(base) * i128::from(self.interval_ns)
-            - ns_since(self.epoch, head.ready_since) * i128::from(self.boost)
+            - ns_since(self.epoch, ready_since) * i128::from(self.boost)
     }
 }
 
