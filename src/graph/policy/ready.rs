@@ -518,13 +518,7 @@ impl ReadySet {
                 (base, self.rank(head, now))
             })
             .collect();
-        heads.sort_by(|(_, a), (_, b)| {
-            if a.beats(b) {
-                Ordering::Less
-            } else {
-                Ordering::Greater
-            }
-        });
+        heads.sort_by(|(_, a), (_, b)| a.order(b));
         let candidates: Vec<(i32, u32)> = heads
             .iter()
             .skip(1)
@@ -594,14 +588,20 @@ impl ReadySet {
 }
 
 impl Rank<'_> {
+    /// `Less` if `self` is dispatched before `other` (a total order: dispatch
+    /// order, best first).
+    fn order(&self, other: &Rank<'_>) -> Ordering {
+        other
+            .f
+            .cmp(&self.f)
+            .then_with(|| self.ready_since.cmp(&other.ready_since))
+            .then_with(|| self.id.cmp(other.id))
+            .then_with(|| self.node.cmp(&other.node))
+    }
+
     /// Whether `self` is dispatched before `other`.
     fn beats(&self, other: &Rank<'_>) -> bool {
-        self.f
-            .cmp(&other.f)
-            .then_with(|| other.ready_since.cmp(&self.ready_since))
-            .then_with(|| other.id.cmp(self.id))
-            .then_with(|| other.node.cmp(&self.node))
-            == Ordering::Greater
+        self.order(other) == Ordering::Less
     }
 }
 
