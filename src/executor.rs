@@ -277,6 +277,11 @@ impl Executor {
         crate::block_on::block_on(&self.shared, future)
     }
 
+    /// The shared state, for the spawn paths of other modules (`deps`).
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// The number of worker threads.
     pub fn threads(&self) -> usize {
         self.shared.workers()

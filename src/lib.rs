@@ -14,6 +14,10 @@
 //! * [`time`]: sleeps, timeouts and intervals driven by the workers
 //!   themselves (no timer thread); [`cancel`]: cancellation tokens;
 //!   [`signal`]: a notify primitive with a stored permit.
+//! * [`spawn_completion`] and [`JoinHandle::shared`] give a [`Completion`],
+//!   a cloneable handle many can await; [`spawn_after`] starts a task once
+//!   its dependencies' completions succeeded, released by counting (see
+//!   [`deps`]).
 //! * [`graph`]: named tasks with dependencies, retries, timeouts,
 //!   cancellation, failure propagation, a report, DOT and trace export.
 //!
@@ -55,6 +59,7 @@
 
 mod block_on;
 mod context;
+pub mod deps;
 mod executor;
 pub mod graph;
 mod idle;
@@ -72,6 +77,7 @@ pub mod cancel;
 pub mod signal;
 pub mod time;
 
+pub use deps::{spawn_after, spawn_completion, Completion, CompletionError};
 pub use executor::{spawn, spawn_blocking, Builder, EnvError, Executor, WORKERS_ENV};
 pub use task::{JoinError, JoinHandle};
 pub use task_group::TaskGroup;

@@ -1,0 +1,286 @@
+//! The state behind a [`Completion`](super::Completion): the outcome, the
+//! list of what waits for it, and the release of dependents.
+//!
+//! See the [module docs](super) for the protocol and why it is correct.
+
+use std::cell::RefCell;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, Waker};
+
+use slab::Slab;
+
+use super::error::{CompletionError, TaskLabel};
+use crate::sync::{lock, Mutex, Ordering::Relaxed};
+use crate::task::JoinHandle;
+
+/// What awaiting a completion gives.
+pub(crate) type Outcome<T> = Result<Arc<T>, CompletionError>;
+
+/// A dependent task that has not started yet, as a completion sees it.
+pub trait Dependent: Send + Sync {
+    /// One of its dependencies finished: successfully if `failure` is
+    /// `None`. Called once per registration.
+    fn dependency_finished(self: Arc<Self>, failure: Option<&CompletionError>);
+}
+
+/// A completion as [`spawn_after`](super::spawn_after) registers with it,
+/// without its output type.
+pub trait Register: Send + Sync {
+    /// Adds `dependent` to the completion's list, or, if the completion has
+    /// an outcome already, says which without adding it.
+    fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration;
+}
+
+/// The result of [`Register::register`].
+pub enum Registration {
+    /// The completion will call `dependency_finished` when it finishes.
+    Waiting,
+    /// It had succeeded already.
+    Succeeded,
+    /// It had failed already, with this error.
+    Failed(CompletionError),
+}
+
+/// Source of [`TaskLabel`] numbers.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// One completion's shared state.
+pub(crate) struct Node<T> {
+    id: u64,
+    /// Set once, by whoever finishes the task first (its producer, or an
+    /// abort); read without a lock.
+    outcome: OnceLock<Outcome<T>>,
+    waiting: Mutex<Waiting>,
+}
+
+/// The part of a node that changes while it is pending.
+#[derive(Default)]
+struct Waiting {
+    /// Set, under the lock, right after `outcome`: from then on nothing is
+    /// added to `dependents` or `wakers`.
+    closed: bool,
+    /// The node was closed by [`Node::abort`].
+    aborted: bool,
+    name: Option<Arc<str>>,
+    dependents: Vec<Arc<dyn Dependent>>,
+    wakers: Slab<Waker>,
+    /// The running task, for `abort`; `None` before it is spawned and after
+    /// the node is closed.
+    task: Option<JoinHandle<()>>,
+}
+
+impl<T> Node<T> {
+    /// Removes a waker left by a dropped awaiter.
+    pub(crate) fn forget_waker(&self, key: usize) {
+        let mut waiting = lock(&self.waiting);
+        if !waiting.closed {
+            waiting.wakers.try_remove(key);
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static> Node<T> {
+    /// A pending node with a fresh number.
+    pub(crate) fn new(name: Option<Arc<str>>) -> Arc<Node<T>> {
+        Arc::new(Node {
+            // Relaxed: only uniqueness matters, which the RMW gives.
+            id: NEXT_ID.fetch_add(1, Relaxed),
+            outcome: OnceLock::new(),
+            waiting: Mutex::new(Waiting {
+                name,
+                ..Waiting::default()
+            }),
+        })
+    }
+
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub(crate) fn label(&self) -> TaskLabel {
+        TaskLabel::new(self.id, lock(&self.waiting).name.clone())
+    }
+
+    pub(crate) fn set_name(&self, name: Arc<str>) {
+        lock(&self.waiting).name = Some(name);
+    }
+
+    pub(crate) fn outcome(&self) -> Option<&Outcome<T>> {
+        self.outcome.get()
+    }
+
+    /// The output of a node known to have succeeded.
+    pub(crate) fn output(&self) -> Arc<T> {
+        match self.outcome.get() {
+            Some(Ok(output)) => output.clone(),
+            _ => unreachable!("a dependent starts only after its dependencies succeeded"),
+        }
+    }
+
+    /// Whether the node has an outcome and released its waiters (for a
+    /// dependent about to start: it was aborted meanwhile).
+    pub(crate) fn is_closed(&self) -> bool {
+        lock(&self.waiting).closed
+    }
+
+    /// Records the outcome and releases every waiter. Only the first call
+    /// has an effect: a task that finishes after it was aborted, or an abort
+    /// after the task finished, changes nothing.
+    pub(crate) fn finish(&self, outcome: Outcome<T>) {
+        let failure = outcome.as_ref().err().cloned();
+        if self.outcome.set(outcome).is_err() {
+            return;
+        }
+        let (dependents, wakers, task) = {
+            let mut waiting = lock(&self.waiting);
+            waiting.closed = true;
+            (
+                std::mem::take(&mut waiting.dependents),
+                std::mem::take(&mut waiting.wakers),
+                waiting.task.take(),
+            )
+        };
+        // Our own task's handle: dropping it detaches the task.
+        drop(task);
+        wakers.into_iter().for_each(|(_, waker)| waker.wake());
+        if !dependents.is_empty() {
+            release(Released {
+                dependents,
+                failure,
+            });
+        }
+    }
+
+    /// Gives the node the handle of its task, for `abort`. If the node was
+    /// aborted while the task was being spawned, aborts the task now.
+    pub(crate) fn set_task(&self, mut task: JoinHandle<()>) {
+        let mut waiting = lock(&self.waiting);
+        if waiting.aborted {
+            drop(waiting);
+            task.abort();
+        } else if !waiting.closed {
+            waiting.task = Some(task);
+        }
+        // Closed by the task itself: dropping the handle detaches nothing.
+    }
+
+    /// Cancels the node's task: a spawned one is aborted (its producer then
+    /// finishes the node as cancelled when its future is dropped); one not
+    /// spawned yet is finished as cancelled at once, and a spawn racing with
+    /// this sees `aborted` in [`set_task`](Self::set_task) and aborts.
+    pub(crate) fn abort(&self) {
+        let task = {
+            let mut waiting = lock(&self.waiting);
+            if waiting.closed || waiting.aborted {
+                return;
+            }
+            waiting.aborted = true;
+            waiting.task.take()
+        };
+        match task {
+            Some(mut task) => task.abort(),
+            None => self.finish(Err(CompletionError::Cancelled { task: self.label() })),
+        }
+    }
+
+    /// Polls for the outcome, keeping the waker in slot `key`.
+    pub(crate) fn poll_outcome(
+        &self,
+        key: &mut Option<usize>,
+        cx: &Context<'_>,
+    ) -> Poll<Outcome<T>> {
+        if let Some(outcome) = self.outcome.get() {
+            return Poll::Ready(outcome.clone());
+        }
+        let mut waiting = lock(&self.waiting);
+        if waiting.closed {
+            drop(waiting);
+            return Poll::Ready(self.closed_outcome().clone());
+        }
+        match key.and_then(|k| waiting.wakers.get_mut(k)) {
+            Some(waker) => waker.clone_from(cx.waker()),
+            None => *key = Some(waiting.wakers.insert(cx.waker().clone())),
+        }
+        Poll::Pending
+    }
+
+    /// The outcome of a node seen closed under the lock.
+    fn closed_outcome(&self) -> &Outcome<T> {
+        self.outcome
+            .get()
+            .expect("the outcome is stored before the node is closed")
+    }
+}
+
+impl<T: Send + Sync + 'static> Register for Node<T> {
+    fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration {
+        let registered = |outcome: &Outcome<T>| match outcome {
+            Ok(_) => Registration::Succeeded,
+            Err(e) => Registration::Failed(e.clone()),
+        };
+        if let Some(outcome) = self.outcome.get() {
+            return registered(outcome);
+        }
+        let mut waiting = lock(&self.waiting);
+        if !waiting.closed {
+            waiting.dependents.push(dependent.clone());
+            return Registration::Waiting;
+        }
+        drop(waiting);
+        registered(self.closed_outcome())
+    }
+}
+
+/// The dependents of a node that just finished, and how it finished.
+struct Released {
+    dependents: Vec<Arc<dyn Dependent>>,
+    failure: Option<CompletionError>,
+}
+
+thread_local! {
+    /// While this thread releases dependents: releases triggered meanwhile
+    /// (a dependent that fails finishes its own node), run by the outer loop
+    /// instead of recursing.
+    static QUEUED: RefCell<Option<Vec<Released>>> = const { RefCell::new(None) };
+}
+
+/// Hands each dependent its dependency's outcome, iteratively: a failure
+/// that propagates down a chain of a million dependents queues one batch per
+/// link here instead of nesting a million calls.
+fn release(first: Released) {
+    let outermost = QUEUED.with(|q| {
+        let mut q = q.borrow_mut();
+        match q.as_mut() {
+            Some(queue) => {
+                queue.push(first);
+                None
+            }
+            None => {
+                *q = Some(Vec::new());
+                Some(first)
+            }
+        }
+    });
+    let Some(first) = outermost else { return };
+    let mut panic = None;
+    let mut next = Some(first);
+    while let Some(batch) = next {
+        for dependent in batch.dependents {
+            // A dependent's drop glue (user code) may panic; release the
+            // others first so that none is left waiting forever.
+            let failure = batch.failure.as_ref();
+            if let Err(p) =
+                catch_unwind(AssertUnwindSafe(|| dependent.dependency_finished(failure)))
+            {
+                panic.get_or_insert(p);
+            }
+        }
+        next = QUEUED.with(|q| q.borrow_mut().as_mut().and_then(Vec::pop));
+    }
+    QUEUED.with(|q| q.borrow_mut().take());
+    if let Some(p) = panic {
+        resume_unwind(p);
+    }
+}
