@@ -71,7 +71,7 @@ impl<T: Send + Sync + 'static> Completion<T> {
 
     /// Whether the task has an outcome (output or error).
     pub fn is_finished(&self) -> bool {
-        self.node.outcome().is_some()
+        self.node.is_finished()
     }
 
     /// The outcome if the task has finished, without waiting.
@@ -82,7 +82,7 @@ impl<T: Send + Sync + 'static> Completion<T> {
     /// assert_eq!(*task.try_get().unwrap().unwrap(), 7);
     /// ```
     pub fn try_get(&self) -> Option<Result<Arc<T>, CompletionError>> {
-        self.node.outcome().cloned()
+        self.node.outcome()
     }
 
     /// Cancels the task. A running task's future is dropped (after its

@@ -9,14 +9,23 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker};
 
-use slab::Slab;
-
 use super::error::{CompletionError, TaskLabel};
 use crate::sync::{lock, Mutex, Ordering::Relaxed};
 use crate::task::JoinHandle;
 
 /// What awaiting a completion gives.
 pub(crate) type Outcome<T> = Result<Arc<T>, CompletionError>;
+
+/// An outcome as a node stores it: the error boxed, so that a pending node
+/// (where it is only a possibility) stays small.
+type Stored<T> = Result<Arc<T>, Box<CompletionError>>;
+
+fn unstored<T>(stored: &Stored<T>) -> Outcome<T> {
+    match stored {
+        Ok(output) => Ok(output.clone()),
+        Err(error) => Err((**error).clone()),
+    }
+}
 
 /// A dependent task that has not started yet, as a completion sees it.
 pub trait Dependent: Send + Sync {
@@ -51,8 +60,18 @@ pub(crate) struct Node<T> {
     id: u64,
     /// Set once, by whoever finishes the task first (its producer, or an
     /// abort); read without a lock.
-    outcome: OnceLock<Outcome<T>>,
+    outcome: OnceLock<Stored<T>>,
     waiting: Mutex<Waiting>,
+}
+
+/// Something waiting for a node to finish.
+enum Waiter {
+    /// A dependent to release.
+    Dependent(Arc<dyn Dependent>),
+    /// An awaiter to wake; its handle remembers the index.
+    Waker(Waker),
+    /// An awaiter that went away.
+    Gone,
 }
 
 /// The part of a node that changes while it is pending.
@@ -64,8 +83,8 @@ struct Waiting {
     /// The node was closed by [`Node::abort`].
     aborted: bool,
     name: Option<Arc<str>>,
-    dependents: Vec<Arc<dyn Dependent>>,
-    wakers: Slab<Waker>,
+    /// Dependents and awaiters' wakers, in one list: a node has few.
+    waiters: Vec<Waiter>,
     /// The running task, for `abort`; `None` before it is spawned and after
     /// the node is closed.
     task: Option<JoinHandle<()>>,
@@ -75,8 +94,8 @@ impl<T> Node<T> {
     /// Removes a waker left by a dropped awaiter.
     pub(crate) fn forget_waker(&self, key: usize) {
         let mut waiting = lock(&self.waiting);
-        if !waiting.closed {
-            waiting.wakers.try_remove(key);
+        if let Some(waiter) = waiting.waiters.get_mut(key) {
+            *waiter = Waiter::Gone;
         }
     }
 }
@@ -107,8 +126,12 @@ impl<T: Send + Sync + 'static> Node<T> {
         lock(&self.waiting).name = Some(name);
     }
 
-    pub(crate) fn outcome(&self) -> Option<&Outcome<T>> {
-        self.outcome.get()
+    pub(crate) fn outcome(&self) -> Option<Outcome<T>> {
+        self.outcome.get().map(unstored)
+    }
+
+    pub(crate) fn is_finished(&self) -> bool {
+        self.outcome.get().is_some()
     }
 
     /// The output of a node known to have succeeded.
@@ -130,26 +153,18 @@ impl<T: Send + Sync + 'static> Node<T> {
     /// after the task finished, changes nothing.
     pub(crate) fn finish(&self, outcome: Outcome<T>) {
         let failure = outcome.as_ref().err().cloned();
-        if self.outcome.set(outcome).is_err() {
+        if self.outcome.set(outcome.map_err(Box::new)).is_err() {
             return;
         }
-        let (dependents, wakers, task) = {
+        let (waiters, task) = {
             let mut waiting = lock(&self.waiting);
             waiting.closed = true;
-            (
-                std::mem::take(&mut waiting.dependents),
-                std::mem::take(&mut waiting.wakers),
-                waiting.task.take(),
-            )
+            (std::mem::take(&mut waiting.waiters), waiting.task.take())
         };
         // Our own task's handle: dropping it detaches the task.
         drop(task);
-        wakers.into_iter().for_each(|(_, waker)| waker.wake());
-        if !dependents.is_empty() {
-            release(Released {
-                dependents,
-                failure,
-            });
+        if !waiters.is_empty() {
+            release(Released { waiters, failure });
         }
     }
 
@@ -191,23 +206,26 @@ impl<T: Send + Sync + 'static> Node<T> {
         key: &mut Option<usize>,
         cx: &Context<'_>,
     ) -> Poll<Outcome<T>> {
-        if let Some(outcome) = self.outcome.get() {
-            return Poll::Ready(outcome.clone());
+        if let Some(stored) = self.outcome.get() {
+            return Poll::Ready(unstored(stored));
         }
         let mut waiting = lock(&self.waiting);
         if waiting.closed {
             drop(waiting);
-            return Poll::Ready(self.closed_outcome().clone());
+            return Poll::Ready(unstored(self.closed_outcome()));
         }
-        match key.and_then(|k| waiting.wakers.get_mut(k)) {
-            Some(waker) => waker.clone_from(cx.waker()),
-            None => *key = Some(waiting.wakers.insert(cx.waker().clone())),
+        match key.and_then(|k| waiting.waiters.get_mut(k)) {
+            Some(Waiter::Waker(waker)) => waker.clone_from(cx.waker()),
+            _ => {
+                *key = Some(waiting.waiters.len());
+                waiting.waiters.push(Waiter::Waker(cx.waker().clone()));
+            }
         }
         Poll::Pending
     }
 
     /// The outcome of a node seen closed under the lock.
-    fn closed_outcome(&self) -> &Outcome<T> {
+    fn closed_outcome(&self) -> &Stored<T> {
         self.outcome
             .get()
             .expect("the outcome is stored before the node is closed")
@@ -216,16 +234,16 @@ impl<T: Send + Sync + 'static> Node<T> {
 
 impl<T: Send + Sync + 'static> Register for Node<T> {
     fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration {
-        let registered = |outcome: &Outcome<T>| match outcome {
+        let registered = |outcome: &Stored<T>| match outcome {
             Ok(_) => Registration::Succeeded,
-            Err(e) => Registration::Failed(e.clone()),
+            Err(e) => Registration::Failed((**e).clone()),
         };
         if let Some(outcome) = self.outcome.get() {
             return registered(outcome);
         }
         let mut waiting = lock(&self.waiting);
         if !waiting.closed {
-            waiting.dependents.push(dependent.clone());
+            waiting.waiters.push(Waiter::Dependent(dependent.clone()));
             return Registration::Waiting;
         }
         drop(waiting);
@@ -233,9 +251,9 @@ impl<T: Send + Sync + 'static> Register for Node<T> {
     }
 }
 
-/// The dependents of a node that just finished, and how it finished.
+/// The waiters of a node that just finished, and how it finished.
 struct Released {
-    dependents: Vec<Arc<dyn Dependent>>,
+    waiters: Vec<Waiter>,
     failure: Option<CompletionError>,
 }
 
@@ -246,7 +264,8 @@ thread_local! {
     static QUEUED: RefCell<Option<Vec<Released>>> = const { RefCell::new(None) };
 }
 
-/// Hands each dependent its dependency's outcome, iteratively: a failure
+/// Wakes the awaiters and hands each dependent its dependency's outcome,
+/// iteratively: a failure
 /// that propagates down a chain of a million dependents queues one batch per
 /// link here instead of nesting a million calls.
 fn release(first: Released) {
@@ -267,7 +286,15 @@ fn release(first: Released) {
     let mut panic = None;
     let mut next = Some(first);
     while let Some(batch) = next {
-        for dependent in batch.dependents {
+        for waiter in batch.waiters {
+            let dependent = match waiter {
+                Waiter::Dependent(dependent) => dependent,
+                Waiter::Waker(waker) => {
+                    waker.wake();
+                    continue;
+                }
+                Waiter::Gone => continue,
+            };
             // A dependent's drop glue (user code) may panic; release the
             // others first so that none is left waiting forever.
             let failure = batch.failure.as_ref();

@@ -34,20 +34,28 @@ impl<T: Send + Sync + 'static> Drop for CancelOnDrop<T> {
 }
 
 /// Runs `future` and stores what it gives in `node`.
-async fn produce<T, F>(node: Arc<Node<T>>, future: F)
+///
+/// Not an `async fn`: its body would create the guard only when first
+/// polled, and a task cancelled before that would leave the node pending.
+/// Built here, the guard is captured by the future from the start.
+fn produce<T, F>(node: Arc<Node<T>>, future: F) -> impl Future<Output = ()>
 where
     T: Send + Sync + 'static,
     F: Future<Output = Result<T, Missing>>,
 {
     let mut guard = CancelOnDrop(Some(node));
-    let result = future.await;
-    let node = guard.0.take().expect("the guard is disarmed only here");
-    let outcome = match result {
-        Ok(value) => Ok(Arc::new(value)),
-        Err(Missing::Panic(payload)) => Err(CompletionError::from_panic(node.label(), &*payload)),
-        Err(Missing::Cancelled) => Err(CompletionError::Cancelled { task: node.label() }),
-    };
-    node.finish(outcome);
+    async move {
+        let result = future.await;
+        let node = guard.0.take().expect("the guard is disarmed only here");
+        let outcome = match result {
+            Ok(value) => Ok(Arc::new(value)),
+            Err(Missing::Panic(payload)) => {
+                Err(CompletionError::from_panic(node.label(), &*payload))
+            }
+            Err(Missing::Cancelled) => Err(CompletionError::Cancelled { task: node.label() }),
+        };
+        node.finish(outcome);
+    }
 }
 
 /// `future`'s output, or its panic.
@@ -58,13 +66,18 @@ pub(crate) fn catching<F: Future>(future: F) -> impl Future<Output = Result<F::O
 }
 
 /// The outcome of the task behind `handle`, aborting the task if this
-/// future is dropped first.
-pub(crate) async fn forwarding<T: Send + 'static>(handle: JoinHandle<T>) -> Result<T, Missing> {
+/// future is dropped first (even before its first poll: the guard is built
+/// outside the async block, as in [`produce`]).
+pub(crate) fn forwarding<T: Send + 'static>(
+    handle: JoinHandle<T>,
+) -> impl Future<Output = Result<T, Missing>> {
     let mut handle = AbortOnDrop(handle);
-    (&mut handle.0).await.map_err(|e| match e.try_into_panic() {
-        Ok(payload) => Missing::Panic(payload),
-        Err(_) => Missing::Cancelled,
-    })
+    async move {
+        (&mut handle.0).await.map_err(|e| match e.try_into_panic() {
+            Ok(payload) => Missing::Panic(payload),
+            Err(_) => Missing::Cancelled,
+        })
+    }
 }
 
 /// Spawns the producer of `node`: a task storing what `future` gives.
