@@ -28,10 +28,9 @@ fn group_wait_waits_for_a_dependent_that_has_not_started() {
         // block_on would wait for it.
         let spawner = group.spawn(async move {
             // Dropped at once: the dependent runs on regardless.
-            let _ = spawn_after(
-                gate,
-                move |_| async move { flag.store(true, Ordering::SeqCst) },
-            );
+            drop(spawn_after(gate, move |_| async move {
+                flag.store(true, Ordering::SeqCst)
+            }));
             // This member and the dependent, which cannot have started.
             members.active()
         });
@@ -70,10 +69,9 @@ fn block_on_waits_for_a_dependent_that_has_not_started() {
         let ran = Arc::new(AtomicBool::new(false));
         let flag = ran.clone();
         ex.block_on(async move {
-            let _ = spawn_after(
-                gate,
-                move |_| async move { flag.store(true, Ordering::SeqCst) },
-            );
+            drop(spawn_after(gate, move |_| async move {
+                flag.store(true, Ordering::SeqCst)
+            }));
             root_done.send(()).unwrap();
         });
         let ran = ran.load(Ordering::SeqCst);

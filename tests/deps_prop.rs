@@ -29,11 +29,13 @@ fn dag() -> impl Strategy<Value = Dag> {
     })
 }
 
-/// Per task: how often it started, and the logical times of its start and end.
-struct Log {
-    runs: Vec<u32>,
-    start: Vec<u64>,
-    end: Vec<u64>,
+/// One task's record: how often it started, and the logical times of its
+/// (last) start and end.
+#[derive(Default, Clone, Copy)]
+struct Entry {
+    runs: u32,
+    start: u64,
+    end: u64,
 }
 
 fn executor() -> &'static Executor {
@@ -43,14 +45,10 @@ fn executor() -> &'static Executor {
 
 type Outcomes = Vec<Result<Arc<usize>, CompletionError>>;
 
-fn run(dag: &Dag) -> (Outcomes, Log) {
+fn run(dag: &Dag) -> (Outcomes, Vec<Entry>) {
     let n = dag.deps.len();
     let clock = Arc::new(AtomicU64::new(1));
-    let log = Arc::new(Mutex::new(Log {
-        runs: vec![0; n],
-        start: vec![0; n],
-        end: vec![0; n],
-    }));
+    let log = Arc::new(Mutex::new(vec![Entry::default(); n]));
     let dag2 = dag.clone();
     let (clock2, log2) = (clock.clone(), log.clone());
     let outcomes = support::with_timeout(move || {
@@ -65,14 +63,14 @@ fn run(dag: &Dag) -> (Outcomes, Log) {
                     deps,
                     move |inputs: Vec<Arc<usize>>| async move {
                         {
-                            let mut l = log.lock().unwrap();
-                            l.runs[i] += 1;
-                            l.start[i] = clock.fetch_add(1, Ordering::SeqCst);
+                            let entry = &mut log.lock().unwrap()[i];
+                            entry.runs += 1;
+                            entry.start = clock.fetch_add(1, Ordering::SeqCst);
                         }
                         let got: Vec<usize> = inputs.iter().map(|x| **x).collect();
                         assert_eq!(got, expected, "outputs out of dependency order");
                         fastexec::yield_now().await;
-                        log.lock().unwrap().end[i] = clock.fetch_add(1, Ordering::SeqCst);
+                        log.lock().unwrap()[i].end = clock.fetch_add(1, Ordering::SeqCst);
                         if panics {
                             panic!("task {i} fails");
                         }
@@ -108,7 +106,7 @@ proptest! {
             let upstream_failed = dag.deps[i].iter().any(|&d| failed[d]);
             failed[i] = upstream_failed || dag.panics[i];
             if upstream_failed {
-                prop_assert_eq!(log.runs[i], 0, "task {} ran after a failed dependency", i);
+                prop_assert_eq!(log[i].runs, 0, "task {} ran after a failed dependency", i);
                 let err = outcomes[i].as_ref().unwrap_err();
                 let dep: usize = err.failed_dependency().unwrap().name().unwrap().parse().unwrap();
                 prop_assert!(dag.deps[i].contains(&dep) && failed[dep], "task {} blames {}", i, dep);
@@ -118,9 +116,9 @@ proptest! {
                 }
                 continue;
             }
-            prop_assert_eq!(log.runs[i], 1, "task {} ran {} times", i, log.runs[i]);
+            prop_assert_eq!(log[i].runs, 1, "task {} ran {} times", i, log[i].runs);
             for &d in &dag.deps[i] {
-                prop_assert!(log.end[d] < log.start[i], "task {} started before {} ended", i, d);
+                prop_assert!(log[d].end < log[i].start, "task {} started before {} ended", i, d);
             }
             match &outcomes[i] {
                 Ok(output) => prop_assert!(!dag.panics[i] && **output == i),
