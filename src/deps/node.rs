@@ -9,6 +9,8 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker};
 
+use smallvec::SmallVec;
+
 use super::error::{CompletionError, TaskLabel};
 use crate::sync::{lock, Mutex, Ordering::Relaxed};
 use crate::task::JoinHandle;
@@ -64,6 +66,9 @@ pub(crate) struct Node<T> {
     waiting: Mutex<Waiting>,
 }
 
+/// A node's waiters.
+type Waiters = SmallVec<[Waiter; 2]>;
+
 /// Something waiting for a node to finish.
 enum Waiter {
     /// A dependent to release.
@@ -78,13 +83,17 @@ enum Waiter {
 #[derive(Default)]
 struct Waiting {
     /// Set, under the lock, right after `outcome`: from then on nothing is
-    /// added to `dependents` or `wakers`.
+    /// added to `waiters`.
     closed: bool,
     /// The node was closed by [`Node::abort`].
     aborted: bool,
     name: Option<Arc<str>>,
-    /// Dependents and awaiters' wakers, in one list: a node has few.
-    waiters: Vec<Waiter>,
+    /// Dependents and awaiters' wakers, in one list: a node has few, and
+    /// the first two are stored inline (no allocation for a DAG node with
+    /// up to two dependents). An awaiter's index is its key, so entries are
+    /// never moved or reused: a dropped awaiter leaves a `Gone` until the
+    /// node finishes.
+    waiters: Waiters,
     /// The running task, for `abort`; `None` before it is spawned and after
     /// the node is closed.
     task: Option<JoinHandle<()>>,
@@ -253,7 +262,7 @@ impl<T: Send + Sync + 'static> Register for Node<T> {
 
 /// The waiters of a node that just finished, and how it finished.
 struct Released {
-    waiters: Vec<Waiter>,
+    waiters: Waiters,
     failure: Option<CompletionError>,
 }
 
