@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::error::{CompletionError, TaskLabel};
-use super::node::Node;
+use super::node::{Dependent, Node, Register, Registration};
 
 /// A cloneable, awaitable handle to a task's completion.
 ///
@@ -101,6 +101,12 @@ impl<T: Send + Sync + 'static> Completion<T> {
     /// ```
     pub fn abort(&self) {
         self.node.abort();
+    }
+}
+
+impl<T: Send + Sync + 'static> Register for Completion<T> {
+    fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration {
+        self.node.register(dependent)
     }
 }
 

@@ -91,7 +91,7 @@ impl<T: Send + Sync + 'static> Held for Completion<T> {
         1
     }
     fn each(&self, f: &mut dyn FnMut(&dyn Register) -> ControlFlow<()>) {
-        let _ = f(&**self.node());
+        let _ = f(self);
     }
     fn outputs(&self) -> Arc<T> {
         self.node().output()
@@ -120,7 +120,7 @@ impl<T: Send + Sync + 'static> Held for Vec<Completion<T>> {
         self.len()
     }
     fn each(&self, f: &mut dyn FnMut(&dyn Register) -> ControlFlow<()>) {
-        let _ = self.iter().try_for_each(|c| f(&**c.node()));
+        let _ = self.iter().try_for_each(|c| f(c));
     }
     fn outputs(&self) -> Vec<Arc<T>> {
         self.iter().map(|c| c.node().output()).collect()
@@ -149,7 +149,7 @@ impl<T: Send + Sync + 'static, const N: usize> Held for [Completion<T>; N] {
         N
     }
     fn each(&self, f: &mut dyn FnMut(&dyn Register) -> ControlFlow<()>) {
-        let _ = self.iter().try_for_each(|c| f(&**c.node()));
+        let _ = self.iter().try_for_each(|c| f(c));
     }
     fn outputs(&self) -> [Arc<T>; N] {
         self.each_ref().map(|c| c.node().output())
@@ -189,7 +189,7 @@ macro_rules! tuple_dependencies {
             }
             fn each(&self, f: &mut dyn FnMut(&dyn Register) -> ControlFlow<()>) {
                 let _ = (|| {
-                    $(f(&**self.$index.node())?;)+
+                    $(f(&self.$index)?;)+
                     Continue(())
                 })();
             }
@@ -213,80 +213,33 @@ tuple_dependencies!(2; A 0, B 1);
 tuple_dependencies!(3; A 0, B 1, C 2);
 tuple_dependencies!(4; A 0, B 1, C 2, D 3);
 
-/// A task spawned with dependencies, until it starts or fails.
-struct Pending<D, F, T> {
+/// What a task spawned with dependencies needs until it starts or fails,
+/// stored in its completion's node (one allocation per dependent).
+struct Pending<D, F> {
     /// Dependencies not yet succeeded, plus one held by the spawner until it
     /// has registered with all of them.
     unmet: AtomicUsize,
-    deps: D,
     /// Taken by whoever settles the dependent: the decrement to zero starts
     /// it, the first failed dependency fails it. Both cannot happen (a failed
-    /// dependency never decrements), but two failures can race.
-    job: Mutex<Option<Job<F, T>>>,
+    /// dependency never decrements), but two failures can race. Taking it
+    /// also drops the dependencies' handles, so a finished node does not
+    /// keep its upstream alive (nor make dropping a long chain recurse).
+    job: Mutex<Option<Job<D, F>>>,
 }
 
 /// What starting the task needs.
-struct Job<F, T> {
+struct Job<D, F> {
+    deps: D,
     body: F,
-    node: Arc<Node<T>>,
     shared: Arc<Shared>,
     /// Counts the dependent in the spawner's task groups until it starts.
     member: MemberGuard,
 }
 
-impl<D, F, Fut> Pending<D, F, Fut::Output>
-where
-    D: Held,
-    F: FnOnce(D::Outputs) -> Fut + Send + 'static,
-    Fut: Future + Send + 'static,
-    Fut::Output: Send + Sync + 'static,
-{
-    /// `n` more dependencies succeeded.
-    fn met(&self, n: usize) {
-        // AcqRel: every dependency's Release decrement is seen by the one
-        // that reaches zero, which then reads all the outputs (their
-        // `OnceLock`s order that too; this does not lean on it).
-        if self.unmet.fetch_sub(n, AcqRel) == n {
-            self.start();
-        }
-    }
+/// A dependent's node: its completion plus its [`Pending`] state.
+type DependentNode<D, F, T> = Node<T, Pending<D, F>>;
 
-    /// Spawns the task with its dependencies' outputs.
-    fn start(&self) {
-        let Some(job) = lock(&self.job).take() else {
-            return;
-        };
-        let Job {
-            body,
-            node,
-            shared,
-            mut member,
-        } = job;
-        if node.is_closed() {
-            // Aborted while it waited.
-            return;
-        }
-        let outputs = self.deps.outputs();
-        // The spawn counts the task in its groups before the guard that
-        // counted the pending dependent leaves them: no gap for a
-        // `block_on` to slip through.
-        let membership = member.take();
-        let future = catching(async move { body(outputs).await });
-        spawn_producer(&shared, node, future, membership.clone(), None);
-        member.restore(membership);
-    }
-
-    /// A dependency failed with `error`: the task never starts.
-    fn fail(&self, error: &CompletionError) {
-        let Some(job) = lock(&self.job).take() else {
-            return;
-        };
-        let upstream = error.upstream_of(job.node.label());
-        job.node.finish(Err(upstream));
-    }
-}
-
-impl<D, F, Fut> Dependent for Pending<D, F, Fut::Output>
+impl<D, F, Fut> Dependent for DependentNode<D, F, Fut::Output>
 where
     D: Held,
     F: FnOnce(D::Outputs) -> Fut + Send + 'static,
@@ -295,45 +248,113 @@ where
 {
     fn dependency_finished(self: Arc<Self>, failure: Option<&CompletionError>) {
         match failure {
-            None => self.met(1),
-            Some(error) => self.fail(error),
+            None => met(self, 1),
+            Some(error) => fail(&self, error),
         }
     }
 }
 
-/// Registers a task that runs `body` on the outputs of `deps` once they all
-/// succeeded, on `shared`, counted in the current task groups from now on.
-pub(crate) fn spawn_after_on<D, F, Fut>(
-    shared: Arc<Shared>,
-    node: Arc<Node<Fut::Output>>,
-    deps: D,
-    body: F,
-) where
+/// `n` more dependencies of `node` succeeded.
+fn met<D, F, Fut>(node: Arc<DependentNode<D, F, Fut::Output>>, n: usize)
+where
     D: Held,
     F: FnOnce(D::Outputs) -> Fut + Send + 'static,
     Fut: Future + Send + 'static,
     Fut::Output: Send + Sync + 'static,
 {
-    let pending = Arc::new(Pending {
-        unmet: AtomicUsize::new(deps.count() + 1),
+    // AcqRel: every dependency's Release decrement is seen by the one that
+    // reaches zero, which then reads all the outputs (their `OnceLock`s
+    // order that too; this does not lean on it).
+    if node.pending.unmet.fetch_sub(n, AcqRel) == n {
+        start(node);
+    }
+}
+
+/// Spawns the task of `node` with its dependencies' outputs.
+fn start<D, F, Fut>(node: Arc<DependentNode<D, F, Fut::Output>>)
+where
+    D: Held,
+    F: FnOnce(D::Outputs) -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Send + Sync + 'static,
+{
+    let Some(job) = lock(&node.pending.job).take() else {
+        return;
+    };
+    if node.is_closed() {
+        // Aborted while it waited.
+        return;
+    }
+    let Job {
         deps,
+        body,
+        shared,
+        mut member,
+    } = job;
+    let outputs = deps.outputs();
+    drop(deps);
+    // The spawn counts the task in its groups before the guard that counted
+    // the pending dependent leaves them: no gap for a `block_on` to slip
+    // through.
+    let membership = member.take();
+    let future = catching(async move { body(outputs).await });
+    spawn_producer(&shared, node, future, membership.clone(), None);
+    member.restore(membership);
+}
+
+/// A dependency of `node` failed with `error`: the task never starts.
+fn fail<D, F, T>(node: &DependentNode<D, F, T>, error: &CompletionError)
+where
+    D: Held,
+    F: Send,
+    T: Send + Sync + 'static,
+{
+    let Some(job) = lock(&node.pending.job).take() else {
+        return;
+    };
+    node.finish(Err(error.upstream_of(node.label())));
+    drop(job);
+}
+
+/// Registers a task that runs `body` on the outputs of `deps` once they all
+/// succeeded, on `shared`, counted in the current task groups from now on;
+/// returns its node.
+pub(crate) fn spawn_after_on<D, F, Fut>(
+    shared: Arc<Shared>,
+    name: Option<Arc<str>>,
+    deps: D,
+    body: F,
+) -> Arc<Node<Fut::Output>>
+where
+    D: Held,
+    F: FnOnce(D::Outputs) -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Send + Sync + 'static,
+{
+    let pending = Pending {
+        unmet: AtomicUsize::new(deps.count() + 1),
         job: Mutex::new(Some(Job {
+            deps,
             body,
-            node,
             shared,
             member: MemberGuard::enter(crate::context::membership()),
         })),
-    });
-    let dependent: Arc<dyn Dependent> = pending.clone();
+    };
+    let node = Arc::new(Node::with_pending(name, pending));
+    let dependent: Arc<dyn Dependent> = node.clone();
     // Our own token, plus each dependency that had succeeded already.
-    let mut met = 1;
+    let mut met_already = 1;
     let mut failed = None;
-    pending
-        .deps
-        .each(&mut |dep| match dep.register(&dependent) {
+    {
+        // Held while registering: a dependency failing meanwhile waits for
+        // it in `fail` (which takes no other lock first), and none can
+        // start the task, since our token is still out.
+        let job = lock(&node.pending.job);
+        let job = job.as_ref().expect("a new dependent has its job");
+        job.deps.each(&mut |dep| match dep.register(&dependent) {
             Registration::Waiting => Continue(()),
             Registration::Succeeded => {
-                met += 1;
+                met_already += 1;
                 Continue(())
             }
             Registration::Failed(error) => {
@@ -341,10 +362,12 @@ pub(crate) fn spawn_after_on<D, F, Fut>(
                 Break(())
             }
         });
+    }
     drop(dependent);
     match failed {
         // Our token is never given back: the count cannot reach zero.
-        Some(error) => pending.fail(&error),
-        None => pending.met(met),
+        Some(error) => fail(&node, &error),
+        None => met(node.clone(), met_already),
     }
+    node
 }

@@ -180,9 +180,8 @@ impl<'a> TaskBuilder<'a> {
         Fut: Future + Send + 'static,
         Fut::Output: Send + Sync + 'static,
     {
-        let node = Node::new(self.name.clone());
         let shared = self.with_executor(|shared, _| shared.clone());
-        dependencies::spawn_after_on(shared, node.clone(), deps.hold(), body);
+        let node = dependencies::spawn_after_on(shared, self.name, deps.hold(), body);
         Completion::new(node)
     }
 

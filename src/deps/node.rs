@@ -57,13 +57,23 @@ pub enum Registration {
 /// Source of [`TaskLabel`] numbers.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// What a node carries besides its completion state (see [`Node`]).
+pub trait Tail: Send + Sync {}
+
+impl<X: Send + Sync + ?Sized> Tail for X {}
+
 /// One completion's shared state.
-pub(crate) struct Node<T> {
+///
+/// `pending` is what a dependent needs until it starts (its counter, its
+/// dependencies and its body), stored in the same allocation as its
+/// completion; `()` for other tasks. Handles see it as `dyn Tail`.
+pub(crate) struct Node<T, P: ?Sized = dyn Tail> {
     id: u64,
     /// Set once, by whoever finishes the task first (its producer, or an
     /// abort); read without a lock.
     outcome: OnceLock<Stored<T>>,
     waiting: Mutex<Waiting>,
+    pub(crate) pending: P,
 }
 
 /// A node's waiters.
@@ -99,7 +109,7 @@ struct Waiting {
     task: Option<JoinHandle<()>>,
 }
 
-impl<T> Node<T> {
+impl<T, P: ?Sized> Node<T, P> {
     /// Removes a waker left by a dropped awaiter.
     pub(crate) fn forget_waker(&self, key: usize) {
         let mut waiting = lock(&self.waiting);
@@ -110,9 +120,16 @@ impl<T> Node<T> {
 }
 
 impl<T: Send + Sync + 'static> Node<T> {
-    /// A pending node with a fresh number.
+    /// A pending node with a fresh number, for a task spawned at once.
     pub(crate) fn new(name: Option<Arc<str>>) -> Arc<Node<T>> {
-        Arc::new(Node {
+        Arc::new(Node::with_pending(name, ()))
+    }
+}
+
+impl<T, P> Node<T, P> {
+    /// A pending node with a fresh number, carrying `pending`.
+    pub(crate) fn with_pending(name: Option<Arc<str>>, pending: P) -> Node<T, P> {
+        Node {
             // Relaxed: only uniqueness matters, which the RMW gives.
             id: NEXT_ID.fetch_add(1, Relaxed),
             outcome: OnceLock::new(),
@@ -120,9 +137,12 @@ impl<T: Send + Sync + 'static> Node<T> {
                 name,
                 ..Waiting::default()
             }),
-        })
+            pending,
+        }
     }
+}
 
+impl<T: Send + Sync + 'static, P: ?Sized> Node<T, P> {
     pub(crate) fn id(&self) -> u64 {
         self.id
     }
@@ -241,8 +261,9 @@ impl<T: Send + Sync + 'static> Node<T> {
     }
 }
 
-impl<T: Send + Sync + 'static> Register for Node<T> {
-    fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration {
+impl<T: Send + Sync + 'static, P: ?Sized> Node<T, P> {
+    /// See [`Register::register`].
+    pub(crate) fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration {
         let registered = |outcome: &Stored<T>| match outcome {
             Ok(_) => Registration::Succeeded,
             Err(e) => Registration::Failed((**e).clone()),
