@@ -36,22 +36,24 @@
 //!
 //! # Release by counting
 //!
-//! A dependent that has not started is one allocation holding a counter of
-//! unmet dependencies, its dependencies' handles and its body. It is
-//! registered in each dependency's list of dependents; a dependency that
-//! finishes walks its list once, decrementing each dependent's counter, and
-//! the decrement that reaches zero spawns the dependent. A failed
-//! dependency instead fails each dependent at once. Cost: O(out-degree) per
-//! finished task, one registration per edge, no future, task or waker per
-//! edge, and nothing scans for ready tasks. Plain `.await`s of a completion
-//! use a waker list instead.
+//! A dependent that has not started is its completion's node plus, in the
+//! same allocation, a counter of unmet dependencies, its dependencies'
+//! handles and its body. It is registered in each dependency's list of
+//! waiters; a dependency that finishes walks its list once, decrementing
+//! each dependent's counter, and the decrement that reaches zero spawns the
+//! dependent (one task, created only then). A failed dependency instead
+//! fails each dependent at once. Cost: O(out-degree) per finished task, one
+//! list entry per edge (the first two inline in the node), no future, task
+//! or waker per edge, and nothing scans for ready tasks. Plain `.await`s of
+//! a completion put a waker in the same list.
 //!
 //! # Protocol (why no release is lost or doubled)
 //!
 //! Each completion's node has an outcome cell (a `OnceLock`, set once) and a
-//! small mutex-protected state: a `closed` flag, the dependents, the
-//! wakers, the task's handle (for abort). Neither lock is taken while a
-//! task is polled, only when it registers, finishes or is awaited.
+//! small mutex-protected state: a `closed` flag, the waiters (dependents and
+//! wakers), the task's handle (for abort). The lock is never taken while a
+//! task is polled, only when a dependent registers, a task is spawned or
+//! finishes, or a handle is awaited.
 //!
 //! * **Finish**: store the outcome (the first finisher wins: a task and an
 //!   abort may race), then, under the lock, set `closed` and take the lists;
@@ -72,7 +74,18 @@
 //! dependent with a failure never starts; it is failed by the first failure
 //! that reaches it (the job is taken under a lock, so a second failure finds
 //! nothing). The decrements are `AcqRel`: the one reaching zero sees every
-//! dependency's outcome.
+//! dependency's outcome. While the spawner registers, it holds the
+//! dependent's job lock; a dependency failing meanwhile waits for it in its
+//! failure path, which holds no other lock, so there is no lock cycle
+//! (finishing takes a node's own lock only to close it, and releases it
+//! before it touches any dependent).
+//!
+//! An abort and the task's end race through the same "first finisher
+//! wins"; an abort that finds no task handle yet (the dependent has not
+//! started, or is being spawned) finishes the node as cancelled and sets an
+//! `aborted` flag under the lock, so the spawner either sees the node
+//! closed before spawning, or aborts the new task when it hands over its
+//! handle.
 //!
 //! A failure propagates iteratively: while a thread releases dependents, the
 //! releases their failures trigger are queued (in thread-local state) and run
