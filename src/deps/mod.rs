@@ -102,7 +102,7 @@
 //! before the pending count is released. If its dependencies never finish,
 //! neither does the wait. [`Completion::abort`] cancels a running task or a
 //! dependent that has not started; a cancelled task group, an aborted
-//! [`JoinHandle`](crate::JoinHandle) behind `shared()`, or an executor being
+//! [`JoinHandle`] behind `shared()`, or an executor being
 //! dropped all finish the completion as cancelled.
 
 mod completion;
