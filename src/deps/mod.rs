@@ -299,7 +299,9 @@ impl<T: Send + Sync + 'static> JoinHandle<T> {
     ///
     /// This costs one small forwarding task on the current executor, which
     /// awaits the handle and stores the outcome (panic message included).
-    /// [`Completion::abort`] aborts the task behind the handle.
+    /// Like any spawned task it counts in the current task groups, so a
+    /// `block_on` that calls `shared()` also waits for the task behind the
+    /// handle. [`Completion::abort`] aborts the task behind the handle.
     ///
     /// ```
     /// let handle = fastexec::spawn(async { 5 });

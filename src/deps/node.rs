@@ -295,24 +295,22 @@ thread_local! {
 }
 
 /// Wakes the awaiters and hands each dependent its dependency's outcome,
-/// iteratively: a failure
-/// that propagates down a chain of a million dependents queues one batch per
-/// link here instead of nesting a million calls.
+/// iteratively: a failure that propagates down a chain of a million
+/// dependents queues one batch per link here instead of nesting a million
+/// calls.
 fn release(first: Released) {
-    let outermost = QUEUED.with(|q| {
+    let mut first = Some(first);
+    // During thread exit the queue may be gone: then release inline (a
+    // recursion only possible in that corner).
+    let nested = QUEUED.try_with(|q| {
         let mut q = q.borrow_mut();
         match q.as_mut() {
-            Some(queue) => {
-                queue.push(first);
-                None
-            }
-            None => {
-                *q = Some(Vec::new());
-                Some(first)
-            }
+            Some(queue) => queue.extend(first.take()),
+            None => *q = Some(Vec::new()),
         }
     });
-    let Some(first) = outermost else { return };
+    let Some(first) = first else { return };
+    let outermost = nested.is_ok();
     let mut panic = None;
     let mut next = Some(first);
     while let Some(batch) = next {
@@ -334,9 +332,14 @@ fn release(first: Released) {
                 panic.get_or_insert(p);
             }
         }
-        next = QUEUED.with(|q| q.borrow_mut().as_mut().and_then(Vec::pop));
+        next = QUEUED
+            .try_with(|q| q.borrow_mut().as_mut().and_then(Vec::pop))
+            .ok()
+            .flatten();
     }
-    QUEUED.with(|q| q.borrow_mut().take());
+    if outermost {
+        let _ = QUEUED.try_with(|q| q.borrow_mut().take());
+    }
     if let Some(p) = panic {
         resume_unwind(p);
     }
