@@ -13,6 +13,7 @@ use common::{tiny_work, AsyncEx, CountDown, Fastexec, Rt, StaticEx, Tokio};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main};
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
+use fastexec::Completion;
 use futures::channel::oneshot;
 use futures::future::{FutureExt, Shared};
 use rayon::{Scope, ThreadPool};
@@ -32,6 +33,9 @@ trait Shape {
     const LONG: bool = false;
     /// The same work as closures on a rayon pool, for shapes without futures in them.
     const RAYON: Option<fn(&ThreadPool)> = None;
+    /// The same work built from fastexec's completion handles (`spawn_after`), benchmarked as
+    /// `fastexec_spawn_after` next to the peers, for shapes that have such a variant.
+    const COMPLETIONS: Option<fn(&Fastexec)> = None;
 
     fn run<R: Rt>(rt: &R);
 }
@@ -49,6 +53,9 @@ fn bench_shape<S: Shape>(c: &mut Criterion) {
         bench_rt::<S, StaticEx>(&mut group, threads);
         if let Some(run) = S::RAYON {
             bench_rayon(&mut group, threads, run);
+        }
+        if let Some(run) = S::COMPLETIONS {
+            bench_completions(&mut group, threads, run);
         }
     }
     group.finish();
@@ -69,6 +76,13 @@ fn bench_rayon(group: &mut BenchmarkGroup<WallTime>, threads: usize, run: fn(&Th
         .expect("cannot start rayon");
     let id = BenchmarkId::new("rayon", threads);
     group.bench_function(id, |b| b.iter(|| run(&pool)));
+}
+
+fn bench_completions(group: &mut BenchmarkGroup<WallTime>, threads: usize, run: fn(&Fastexec)) {
+    let rt = Fastexec::start(threads);
+    let id = BenchmarkId::new("fastexec_spawn_after", threads);
+    group.bench_function(id, |b| b.iter(|| run(&rt)));
+    rt.shutdown();
 }
 
 /// Spawns `count` empty detached tasks from wherever it is called.
@@ -382,6 +396,17 @@ impl Shape for DagCounter {
         lattice.check();
     });
 
+    const COMPLETIONS: Option<fn(&Fastexec)> = Some(|rt| {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let counter = ran.clone();
+        let ex = rt.executor();
+        let built = ex.spawn(async move { completion_lattice(&counter).await });
+        ex.block_on(built)
+            .expect("lattice builder failed")
+            .expect("lattice node failed");
+        assert_eq!(ran.load(Relaxed), Self::ELEMENTS);
+    });
+
     fn run<R: Rt>(rt: &R) {
         let lattice = Arc::new(Lattice::new());
         let (spawner, root) = (rt.clone(), lattice.clone());
@@ -389,6 +414,32 @@ impl Shape for DagCounter {
         lattice.done.wait();
         lattice.check();
     }
+}
+
+/// The lattice as completions: each node is `spawn_after` its predecessors, released by their
+/// counters. Built row by row from a task, keeping only the previous row; returns the last node.
+fn completion_lattice(ran: &Arc<AtomicUsize>) -> Completion<()> {
+    let mut above: Vec<Option<Completion<()>>> = vec![None; SIDE];
+    let mut left: Option<Completion<()>> = None;
+    for _row in 0..SIDE {
+        for slot in above.iter_mut() {
+            let ran = ran.clone();
+            let body = move || async move {
+                ran.fetch_add(1, Relaxed);
+            };
+            let node = match (slot.take(), left.take()) {
+                (None, None) => fastexec::spawn_completion(body()),
+                (Some(dep), None) | (None, Some(dep)) => {
+                    fastexec::spawn_after(dep, move |_| body())
+                }
+                (Some(up), Some(l)) => fastexec::spawn_after((up, l), move |_| body()),
+            };
+            *slot = Some(node.clone());
+            left = Some(node);
+        }
+        left = None;
+    }
+    above.pop().flatten().expect("lattice has a last node")
 }
 
 struct Lattice {

@@ -276,10 +276,6 @@ impl Executor {
         Builder::new()
     }
 
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
-    }
-
     /// Spawns `future` onto this executor. Inside a task or a `block_on`,
     /// the new task joins the current task groups.
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
@@ -294,6 +290,12 @@ impl Executor {
     /// it spawned, transitively. See [`block_on`](crate::block_on).
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         crate::block_on::block_on(&self.shared, future)
+    }
+
+    /// The shared state, for the spawn paths of other modules (`deps`,
+    /// `task::Builder`).
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
     }
 
     /// The number of worker threads.

@@ -19,6 +19,10 @@
 //!   opt-in latency histogram; [`Builder`] takes thread and task hooks; and
 //!   [`Scheduler::Simple`] (`FASTEXEC_SCHEDULER=simple`, `FASTEXEC_SEED`)
 //!   replays a run's task order from a seed.
+//! * [`spawn_completion`] and [`JoinHandle::shared`] give a [`Completion`],
+//!   a cloneable handle many can await; [`spawn_after`] starts a task once
+//!   its dependencies' completions succeeded, released by counting (see
+//!   [`deps`]).
 //! * [`graph`]: named tasks with dependencies, retries, timeouts,
 //!   cancellation, failure propagation, a report, DOT and trace export.
 //!
@@ -60,6 +64,7 @@
 
 mod block_on;
 mod context;
+pub mod deps;
 mod executor;
 mod ext;
 pub mod graph;
@@ -84,6 +89,7 @@ pub mod cancel;
 pub mod signal;
 pub mod time;
 
+pub use deps::{spawn_after, spawn_completion, Completion, CompletionError};
 pub use executor::{spawn, spawn_blocking, Builder, EnvError, Executor, WORKERS_ENV};
 pub use metrics::Metrics;
 pub use priority::Priority;

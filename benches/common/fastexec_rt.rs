@@ -7,6 +7,13 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Fastexec(Arc<Executor>);
 
+impl Fastexec {
+    /// The executor itself, for benches of fastexec-only APIs.
+    pub fn executor(&self) -> &Executor {
+        &self.0
+    }
+}
+
 impl Rt for Fastexec {
     const NAME: &'static str = "fastexec";
     type Handle<T: Send + 'static> = Joined<fastexec::JoinHandle<T>>;

@@ -1,0 +1,148 @@
+//! The public handle to a task's completion.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use super::error::{CompletionError, TaskLabel};
+use super::node::{Dependent, Node, Register, Registration};
+
+/// A cloneable, awaitable handle to a task's completion.
+///
+/// Any number of clones may be awaited, each giving the task's output as an
+/// `Arc<T>` (so `T` need not be `Clone`), or the [`CompletionError`] saying
+/// why there is none: the task panicked, was cancelled, or never ran because
+/// a dependency failed. Awaiting a handle again gives the same result.
+/// Dependents started with [`spawn_after`](crate::spawn_after) do not await:
+/// they are counted and released (see the [module docs](crate::deps)).
+///
+/// Get one from [`spawn_completion`](crate::spawn_completion),
+/// [`spawn_after`](crate::spawn_after) or
+/// [`JoinHandle::shared`](crate::JoinHandle::shared). Dropping every handle
+/// does not cancel the task; [`abort`](Completion::abort) does.
+///
+/// ```
+/// let (a, b) = fastexec::block_on(async {
+///     let answer = fastexec::spawn_completion(async { String::from("forty-two") });
+///     let twice = answer.clone();
+///     (answer.await.unwrap(), twice.await.unwrap())
+/// });
+/// assert!(std::sync::Arc::ptr_eq(&a, &b));
+/// ```
+pub struct Completion<T> {
+    node: Arc<Node<T>>,
+    /// This handle's waker slot in the node, while it is being awaited.
+    waiter: Option<usize>,
+}
+
+impl<T: Send + Sync + 'static> Completion<T> {
+    pub(crate) fn new(node: Arc<Node<T>>) -> Self {
+        Completion { node, waiter: None }
+    }
+
+    pub(crate) fn node(&self) -> &Arc<Node<T>> {
+        &self.node
+    }
+
+    /// The task's number, unique in the process; errors show it.
+    pub fn id(&self) -> u64 {
+        self.node.id()
+    }
+
+    /// The task's number and name.
+    pub fn label(&self) -> TaskLabel {
+        self.node.label()
+    }
+
+    /// Names the task; errors created from now on show the name. A task may
+    /// fail before this call: to be sure the name is in every error, name
+    /// it at spawn with [`deps::named`](crate::deps::named).
+    ///
+    /// ```
+    /// let task = fastexec::spawn_completion(async { 1 }).named("one");
+    /// assert_eq!(task.label().name(), Some("one"));
+    /// ```
+    pub fn named(self, name: impl Into<Arc<str>>) -> Self {
+        self.node.set_name(name.into());
+        self
+    }
+
+    /// Whether the task has an outcome (output or error).
+    pub fn is_finished(&self) -> bool {
+        self.node.is_finished()
+    }
+
+    /// The outcome if the task has finished, without waiting.
+    ///
+    /// ```
+    /// let task = fastexec::spawn_completion(async { 7 });
+    /// fastexec::block_on(task.clone()).unwrap();
+    /// assert_eq!(*task.try_get().unwrap().unwrap(), 7);
+    /// ```
+    pub fn try_get(&self) -> Option<Result<Arc<T>, CompletionError>> {
+        self.node.outcome()
+    }
+
+    /// Cancels the task. A running task's future is dropped (after its
+    /// current poll); a dependent that has not started never will. Its
+    /// completion then reports [`CompletionError::Cancelled`] and its
+    /// dependents an upstream failure. No effect if it already finished.
+    ///
+    /// ```
+    /// let err = fastexec::block_on(async {
+    ///     let stuck = fastexec::spawn_completion(std::future::pending::<()>());
+    ///     let after = fastexec::spawn_after(stuck.clone(), |_| async {});
+    ///     stuck.abort();
+    ///     after.await.unwrap_err()
+    /// });
+    /// assert!(err.failed_dependency().is_some());
+    /// ```
+    pub fn abort(&self) {
+        self.node.abort();
+    }
+}
+
+impl<T: Send + Sync + 'static> Register for Completion<T> {
+    fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration {
+        self.node.register(dependent)
+    }
+}
+
+impl<T> Clone for Completion<T> {
+    fn clone(&self) -> Self {
+        Completion {
+            node: self.node.clone(),
+            waiter: None,
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static> Future for Completion<T> {
+    type Output = Result<Arc<T>, CompletionError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        this.node.poll_outcome(&mut this.waiter, cx)
+    }
+}
+
+impl<T> Unpin for Completion<T> {}
+
+impl<T> Drop for Completion<T> {
+    fn drop(&mut self) {
+        if let Some(key) = self.waiter.take() {
+            self.node.forget_waker(key);
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static> fmt::Debug for Completion<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Completion")
+            .field("task", &self.label())
+            .field("finished", &self.is_finished())
+            .finish()
+    }
+}

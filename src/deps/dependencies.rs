@@ -1,0 +1,373 @@
+//! What [`spawn_after`](crate::spawn_after) accepts as dependencies, and the
+//! not-yet-started dependent it registers with each of them.
+
+use std::future::Future;
+use std::ops::ControlFlow::{self, Break, Continue};
+use std::sync::Arc;
+
+use super::completion::Completion;
+use super::error::CompletionError;
+use super::node::{Dependent, Node, Register, Registration};
+use super::spawn::{catching, spawn_producer};
+use crate::executor::Shared;
+use crate::sync::{lock, AtomicUsize, Mutex, Ordering::AcqRel};
+use crate::task_group::MemberGuard;
+
+/// The dependencies a task can be spawned after, and the outputs it then
+/// receives, in the same order and shape:
+///
+/// | dependencies | outputs |
+/// | --- | --- |
+/// | `Completion<T>` or `&Completion<T>` | `Arc<T>` |
+/// | `Vec<Completion<T>>` or `&[Completion<T>]` | `Vec<Arc<T>>` |
+/// | `[Completion<T>; N]` | `[Arc<T>; N]` |
+/// | a tuple of 1 to 4 `Completion`s or `&Completion`s, of any types | the tuple of their `Arc`s |
+/// | `()` | `()` (the task starts at once) |
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// let total = fastexec::block_on(async {
+///     let parts: Vec<_> = (1..=3u32).map(|i| fastexec::spawn_completion(async move { i })).collect();
+///     let label = fastexec::spawn_completion(async { "sum" });
+///     let sum = fastexec::spawn_after(parts, |parts: Vec<Arc<u32>>| async move {
+///         parts.iter().map(|p| **p).sum::<u32>()
+///     });
+///     let shown = fastexec::spawn_after((&label, &sum), |(label, sum)| async move {
+///         format!("{label} = {sum}")
+///     });
+///     shown.await.unwrap()
+/// });
+/// assert_eq!(*total, "sum = 6");
+/// ```
+pub trait Dependencies {
+    /// What the dependent task receives.
+    type Outputs: Send + 'static;
+    #[doc(hidden)]
+    type Held: Held<Outputs = Self::Outputs>;
+    #[doc(hidden)]
+    fn hold(self) -> Self::Held;
+}
+
+/// One element of a tuple of dependencies: a `Completion<T>` or a reference
+/// to one.
+pub trait Dependency {
+    /// The output type of the completion.
+    type Output: Send + Sync + 'static;
+    #[doc(hidden)]
+    fn into_completion(self) -> Completion<Self::Output>;
+}
+
+/// Dependencies as the dependent holds them until it starts. Not nameable
+/// outside the crate.
+pub trait Held: Send + Sync + 'static {
+    /// What the dependent task receives.
+    type Outputs: Send + 'static;
+    /// How many dependencies there are.
+    fn count(&self) -> usize;
+    /// Calls `f` on each dependency in order until it breaks.
+    fn each(&self, f: &mut dyn FnMut(&dyn Register) -> ControlFlow<()>);
+    /// The outputs, once every dependency succeeded.
+    fn outputs(&self) -> Self::Outputs;
+}
+
+impl<T: Send + Sync + 'static> Dependency for Completion<T> {
+    type Output = T;
+    fn into_completion(self) -> Completion<T> {
+        self
+    }
+}
+
+impl<T: Send + Sync + 'static> Dependency for &Completion<T> {
+    type Output = T;
+    fn into_completion(self) -> Completion<T> {
+        self.clone()
+    }
+}
+
+impl<T: Send + Sync + 'static> Held for Completion<T> {
+    type Outputs = Arc<T>;
+    fn count(&self) -> usize {
+        1
+    }
+    fn each(&self, f: &mut dyn FnMut(&dyn Register) -> ControlFlow<()>) {
+        let _ = f(self);
+    }
+    fn outputs(&self) -> Arc<T> {
+        self.node().output()
+    }
+}
+
+impl<T: Send + Sync + 'static> Dependencies for Completion<T> {
+    type Outputs = Arc<T>;
+    type Held = Completion<T>;
+    fn hold(self) -> Completion<T> {
+        self
+    }
+}
+
+impl<T: Send + Sync + 'static> Dependencies for &Completion<T> {
+    type Outputs = Arc<T>;
+    type Held = Completion<T>;
+    fn hold(self) -> Completion<T> {
+        self.clone()
+    }
+}
+
+impl<T: Send + Sync + 'static> Held for Vec<Completion<T>> {
+    type Outputs = Vec<Arc<T>>;
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn each(&self, f: &mut dyn FnMut(&dyn Register) -> ControlFlow<()>) {
+        let _ = self.iter().try_for_each(|c| f(c));
+    }
+    fn outputs(&self) -> Vec<Arc<T>> {
+        self.iter().map(|c| c.node().output()).collect()
+    }
+}
+
+impl<T: Send + Sync + 'static> Dependencies for Vec<Completion<T>> {
+    type Outputs = Vec<Arc<T>>;
+    type Held = Vec<Completion<T>>;
+    fn hold(self) -> Self {
+        self
+    }
+}
+
+impl<T: Send + Sync + 'static> Dependencies for &[Completion<T>] {
+    type Outputs = Vec<Arc<T>>;
+    type Held = Vec<Completion<T>>;
+    fn hold(self) -> Vec<Completion<T>> {
+        self.to_vec()
+    }
+}
+
+impl<T: Send + Sync + 'static, const N: usize> Held for [Completion<T>; N] {
+    type Outputs = [Arc<T>; N];
+    fn count(&self) -> usize {
+        N
+    }
+    fn each(&self, f: &mut dyn FnMut(&dyn Register) -> ControlFlow<()>) {
+        let _ = self.iter().try_for_each(|c| f(c));
+    }
+    fn outputs(&self) -> [Arc<T>; N] {
+        self.each_ref().map(|c| c.node().output())
+    }
+}
+
+impl<T: Send + Sync + 'static, const N: usize> Dependencies for [Completion<T>; N] {
+    type Outputs = [Arc<T>; N];
+    type Held = Self;
+    fn hold(self) -> Self {
+        self
+    }
+}
+
+impl Held for () {
+    type Outputs = ();
+    fn count(&self) -> usize {
+        0
+    }
+    fn each(&self, _: &mut dyn FnMut(&dyn Register) -> ControlFlow<()>) {}
+    fn outputs(&self) {}
+}
+
+impl Dependencies for () {
+    type Outputs = ();
+    type Held = ();
+    fn hold(self) {}
+}
+
+/// Tuples of one to four dependencies of any output types.
+macro_rules! tuple_dependencies {
+    ($count:literal; $($name:ident $index:tt),+) => {
+        impl<$($name: Send + Sync + 'static),+> Held for ($(Completion<$name>,)+) {
+            type Outputs = ($(Arc<$name>,)+);
+            fn count(&self) -> usize {
+                $count
+            }
+            fn each(&self, f: &mut dyn FnMut(&dyn Register) -> ControlFlow<()>) {
+                let _ = (|| {
+                    $(f(&self.$index)?;)+
+                    Continue(())
+                })();
+            }
+            fn outputs(&self) -> Self::Outputs {
+                ($(self.$index.node().output(),)+)
+            }
+        }
+
+        impl<$($name: Dependency),+> Dependencies for ($($name,)+) {
+            type Outputs = ($(Arc<$name::Output>,)+);
+            type Held = ($(Completion<$name::Output>,)+);
+            fn hold(self) -> Self::Held {
+                ($(self.$index.into_completion(),)+)
+            }
+        }
+    };
+}
+
+tuple_dependencies!(1; A 0);
+tuple_dependencies!(2; A 0, B 1);
+tuple_dependencies!(3; A 0, B 1, C 2);
+tuple_dependencies!(4; A 0, B 1, C 2, D 3);
+
+/// What a task spawned with dependencies needs until it starts or fails,
+/// stored in its completion's node (one allocation per dependent).
+struct Pending<D, F> {
+    /// Dependencies not yet succeeded, plus one held by the spawner until it
+    /// has registered with all of them.
+    unmet: AtomicUsize,
+    /// Taken by whoever settles the dependent: the decrement to zero starts
+    /// it, the first failed dependency fails it. Both cannot happen (a failed
+    /// dependency never decrements), but two failures can race. Taking it
+    /// also drops the dependencies' handles, so a finished node does not
+    /// keep its upstream alive (nor make dropping a long chain recurse).
+    job: Mutex<Option<Job<D, F>>>,
+}
+
+/// What starting the task needs.
+struct Job<D, F> {
+    deps: D,
+    body: F,
+    shared: Arc<Shared>,
+    /// Counts the dependent in the spawner's task groups until it starts.
+    member: MemberGuard,
+}
+
+/// A dependent's node: its completion plus its [`Pending`] state.
+type DependentNode<D, F, T> = Node<T, Pending<D, F>>;
+
+impl<D, F, Fut> Dependent for DependentNode<D, F, Fut::Output>
+where
+    D: Held,
+    F: FnOnce(D::Outputs) -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Send + Sync + 'static,
+{
+    fn dependency_finished(self: Arc<Self>, failure: Option<&CompletionError>) {
+        match failure {
+            None => met(self, 1),
+            Some(error) => fail(&self, error),
+        }
+    }
+}
+
+/// `n` more dependencies of `node` succeeded.
+fn met<D, F, Fut>(node: Arc<DependentNode<D, F, Fut::Output>>, n: usize)
+where
+    D: Held,
+    F: FnOnce(D::Outputs) -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Send + Sync + 'static,
+{
+    // AcqRel: every dependency's Release decrement is seen by the one that
+    // reaches zero, which then reads all the outputs (their `OnceLock`s
+    // order that too; this does not lean on it).
+    if node.pending.unmet.fetch_sub(n, AcqRel) == n {
+        start(node);
+    }
+}
+
+/// Spawns the task of `node` with its dependencies' outputs.
+fn start<D, F, Fut>(node: Arc<DependentNode<D, F, Fut::Output>>)
+where
+    D: Held,
+    F: FnOnce(D::Outputs) -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Send + Sync + 'static,
+{
+    let Some(job) = lock(&node.pending.job).take() else {
+        return;
+    };
+    if node.is_closed() {
+        // Aborted while it waited.
+        return;
+    }
+    let Job {
+        deps,
+        body,
+        shared,
+        mut member,
+    } = job;
+    let outputs = deps.outputs();
+    drop(deps);
+    // The spawn counts the task in its groups before the guard that counted
+    // the pending dependent leaves them: no gap for a `block_on` to slip
+    // through.
+    let membership = member.take();
+    let future = catching(async move { body(outputs).await });
+    spawn_producer(&shared, node, future, membership.clone(), None);
+    member.restore(membership);
+}
+
+/// A dependency of `node` failed with `error`: the task never starts.
+fn fail<D, F, T>(node: &DependentNode<D, F, T>, error: &CompletionError)
+where
+    D: Held,
+    F: Send,
+    T: Send + Sync + 'static,
+{
+    let Some(job) = lock(&node.pending.job).take() else {
+        return;
+    };
+    node.finish(Err(error.upstream_of(node.label())));
+    drop(job);
+}
+
+/// Registers a task that runs `body` on the outputs of `deps` once they all
+/// succeeded, on `shared`, counted in the current task groups from now on;
+/// returns its node.
+pub(crate) fn spawn_after_on<D, F, Fut>(
+    shared: Arc<Shared>,
+    name: Option<Arc<str>>,
+    deps: D,
+    body: F,
+) -> Arc<Node<Fut::Output>>
+where
+    D: Held,
+    F: FnOnce(D::Outputs) -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Send + Sync + 'static,
+{
+    let pending = Pending {
+        unmet: AtomicUsize::new(deps.count() + 1),
+        job: Mutex::new(Some(Job {
+            deps,
+            body,
+            shared,
+            member: MemberGuard::enter(crate::context::membership()),
+        })),
+    };
+    let node = Arc::new(Node::with_pending(name, pending));
+    let dependent: Arc<dyn Dependent> = node.clone();
+    // Our own token, plus each dependency that had succeeded already.
+    let mut met_already = 1;
+    let mut failed = None;
+    {
+        // Held while registering: a dependency failing meanwhile waits for
+        // it in `fail` (which takes no other lock first), and none can
+        // start the task, since our token is still out.
+        let job = lock(&node.pending.job);
+        let job = job.as_ref().expect("a new dependent has its job");
+        job.deps.each(&mut |dep| match dep.register(&dependent) {
+            Registration::Waiting => Continue(()),
+            Registration::Succeeded => {
+                met_already += 1;
+                Continue(())
+            }
+            Registration::Failed(error) => {
+                failed = Some(error);
+                Break(())
+            }
+        });
+    }
+    drop(dependent);
+    match failed {
+        // Our token is never given back: the count cannot reach zero.
+        Some(error) => fail(&node, &error),
+        None => met(node.clone(), met_already),
+    }
+    node
+}

@@ -1,0 +1,323 @@
+//! Completion handles, and spawning a task after others.
+//!
+//! A [`Completion<T>`] is a cloneable, awaitable handle to a task's outcome:
+//! its output, shared as an `Arc<T>`, or a [`CompletionError`] (the task
+//! panicked, was cancelled, or never ran because a dependency failed). Get
+//! one with [`spawn_completion`], [`spawn_after`] or
+//! [`JoinHandle::shared`](crate::JoinHandle::shared); name the task with
+//! [`named`] (or [`Completion::named`]); every error names the task and, for
+//! an upstream failure, the dependency that failed.
+//!
+//! [`spawn_after`]`(deps, body)` starts `body(outputs)` only once every
+//! dependency succeeded, with their outputs in the order given (see
+//! [`Dependencies`]). If one fails or is cancelled, the task never starts
+//! and its completion reports [`CompletionError::UpstreamFailed`] naming
+//! that dependency, and so on down to its own dependents.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! let report = fastexec::block_on(async {
+//!     let fetch = fastexec::deps::named("fetch").spawn_completion(async { vec![3, 1, 2] });
+//!     let sort = fastexec::spawn_after(&fetch, |v: Arc<Vec<i32>>| async move {
+//!         let mut v = (*v).clone();
+//!         v.sort();
+//!         v
+//!     });
+//!     let sum = fastexec::spawn_after(&fetch, |v: Arc<Vec<i32>>| async move { v.iter().sum::<i32>() });
+//!     // A diamond: `report` runs after both, which both ran after `fetch`.
+//!     let report = fastexec::spawn_after((sort, sum), |(sorted, sum)| async move {
+//!         format!("{sorted:?} sum to {sum}")
+//!     });
+//!     report.await.unwrap()
+//! });
+//! assert_eq!(*report, "[1, 2, 3] sum to 6");
+//! ```
+//!
+//! # Release by counting
+//!
+//! A dependent that has not started is its completion's node plus, in the
+//! same allocation, a counter of unmet dependencies, its dependencies'
+//! handles and its body. It is registered in each dependency's list of
+//! waiters; a dependency that finishes walks its list once, decrementing
+//! each dependent's counter, and the decrement that reaches zero spawns the
+//! dependent (one task, created only then). A failed dependency instead
+//! fails each dependent at once. Cost: O(out-degree) per finished task, one
+//! list entry per edge (the first two inline in the node), no future, task
+//! or waker per edge, and nothing scans for ready tasks. Plain `.await`s of
+//! a completion put a waker in the same list.
+//!
+//! # Protocol (why no release is lost or doubled)
+//!
+//! Each completion's node has an outcome cell (a `OnceLock`, set once) and a
+//! small mutex-protected state: a `closed` flag, the waiters (dependents and
+//! wakers), the task's handle (for abort). The lock is never taken while a
+//! task is polled, only when a dependent registers, a task is spawned or
+//! finishes, or a handle is awaited.
+//!
+//! * **Finish**: store the outcome (the first finisher wins: a task and an
+//!   abort may race), then, under the lock, set `closed` and take the lists;
+//!   after unlocking, wake the wakers and release the dependents.
+//! * **Register**: if the outcome is stored, use it at once without
+//!   registering; else, under the lock, if not `closed`, push the
+//!   dependent; if `closed`, use the outcome, which is stored before
+//!   `closed` is set and so visible through the lock.
+//!
+//! Registration and the closing step are serialised by the lock, so each
+//! edge is handled exactly once: either it is in the list when the finisher
+//! takes it, or the registrar saw the outcome. The dependent's counter starts
+//! at the number of dependencies **plus one**, a token the spawner holds
+//! until it has registered with all of them (adding one for each dependency
+//! that had already succeeded); so the count cannot reach zero, and the
+//! task cannot start, while some dependency is still unregistered. Exactly
+//! one decrement reaches zero. A failed dependency never decrements, so a
+//! dependent with a failure never starts; it is failed by the first failure
+//! that reaches it (the job is taken under a lock, so a second failure finds
+//! nothing). The decrements are `AcqRel`: the one reaching zero sees every
+//! dependency's outcome. While the spawner registers, it holds the
+//! dependent's job lock; a dependency failing meanwhile waits for it in its
+//! failure path, which holds no other lock, so there is no lock cycle
+//! (finishing takes a node's own lock only to close it, and releases it
+//! before it touches any dependent).
+//!
+//! An abort and the task's end race through the same "first finisher
+//! wins"; an abort that finds no task handle yet (the dependent has not
+//! started, or is being spawned) finishes the node as cancelled and sets an
+//! `aborted` flag under the lock, so the spawner either sees the node
+//! closed before spawning, or aborts the new task when it hands over its
+//! handle.
+//!
+//! A failure propagates iteratively: while a thread releases dependents, the
+//! releases their failures trigger are queued (in thread-local state) and run
+//! by the outer loop, so a failed chain of a million dependents uses a
+//! constant amount of stack. Errors carry the failing dependency and the
+//! original cause only, so they stay two levels deep.
+//!
+//! # Task groups and cancellation
+//!
+//! A dependent counts in the task groups of the code that called
+//! `spawn_after` from that call on, not only once it starts: `block_on` and
+//! [`TaskGroup::wait`](crate::TaskGroup::wait) wait for dependents that have
+//! not started yet. When it starts, the spawn counts the task in again
+//! before the pending count is released. If its dependencies never finish,
+//! neither does the wait. [`Completion::abort`] cancels a running task or a
+//! dependent that has not started; a cancelled task group, an aborted
+//! [`JoinHandle`] behind `shared()`, or an executor being
+//! dropped all finish the completion as cancelled.
+
+mod completion;
+mod dependencies;
+mod error;
+mod node;
+mod spawn;
+
+use std::future::Future;
+use std::sync::Arc;
+
+pub use completion::Completion;
+pub use dependencies::{Dependencies, Dependency};
+pub use error::{CompletionError, TaskLabel};
+
+use crate::context;
+use crate::executor::{global, Executor, Shared};
+use crate::task::JoinHandle;
+use crate::worker::Worker;
+use node::Node;
+
+/// Options for spawning a task with a completion: its name and, optionally,
+/// an executor other than the current one.
+///
+/// ```
+/// let executor = fastexec::Executor::builder().threads(1).build().unwrap();
+/// let err = executor.block_on(async {
+///     fastexec::deps::named("flaky")
+///         .on(&executor)
+///         .spawn_completion(async { panic!("bad input") })
+///         .await
+///         .unwrap_err()
+/// });
+/// assert!(err.to_string().contains("\"flaky\" panicked: bad input"));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct TaskBuilder<'a> {
+    name: Option<Arc<str>>,
+    executor: Option<&'a Executor>,
+}
+
+/// A [`TaskBuilder`] for a task called `name`.
+pub fn named(name: impl Into<Arc<str>>) -> TaskBuilder<'static> {
+    TaskBuilder::new().name(name)
+}
+
+impl<'a> TaskBuilder<'a> {
+    /// No name; the current executor.
+    pub fn new() -> Self {
+        TaskBuilder::default()
+    }
+
+    /// Names the task: errors show the name with its number.
+    pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Spawns onto `executor` instead of the current one.
+    pub fn on(self, executor: &Executor) -> TaskBuilder<'_> {
+        TaskBuilder {
+            name: self.name,
+            executor: Some(executor),
+        }
+    }
+
+    /// Spawns `future` and returns its completion. See
+    /// [`spawn_completion`].
+    pub fn spawn_completion<F>(self, future: F) -> Completion<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + Sync + 'static,
+    {
+        let node = Node::new(self.name.clone());
+        self.with_executor(|shared, worker| {
+            let future = spawn::catching(future);
+            spawn::spawn_producer(shared, node.clone(), future, context::membership(), worker)
+        });
+        Completion::new(node)
+    }
+
+    /// Spawns `body(outputs)` once every dependency succeeded. See
+    /// [`spawn_after`].
+    pub fn spawn_after<D, F, Fut>(self, deps: D, body: F) -> Completion<Fut::Output>
+    where
+        D: Dependencies,
+        F: FnOnce(D::Outputs) -> Fut + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: Send + Sync + 'static,
+    {
+        let shared = self.with_executor(|shared, _| shared.clone());
+        let node = dependencies::spawn_after_on(shared, self.name, deps.hold(), body);
+        Completion::new(node)
+    }
+
+    /// Runs `f` with the chosen executor, and this thread's worker when the
+    /// caller knows it belongs to that executor.
+    fn with_executor<R>(&self, f: impl FnOnce(&Arc<Shared>, Option<&Worker>) -> R) -> R {
+        match self.executor {
+            Some(executor) => f(executor.shared(), None),
+            None => context::with_executor(|shared, worker| match shared {
+                Some(shared) => f(shared, worker),
+                None => f(global().shared(), None),
+            }),
+        }
+    }
+}
+
+/// Spawns `future` on the current executor (as [`spawn`](crate::spawn)
+/// does) and returns a [`Completion`] that any number of dependents can
+/// await or be spawned after. The task joins the current task groups.
+///
+/// ```
+/// let answer = fastexec::spawn_completion(async { 6 * 7 });
+/// assert_eq!(*fastexec::block_on(answer).unwrap(), 42);
+/// ```
+pub fn spawn_completion<F>(future: F) -> Completion<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + Sync + 'static,
+{
+    TaskBuilder::new().spawn_completion(future)
+}
+
+/// Spawns `body(outputs)` on the current executor once every dependency in
+/// `deps` has succeeded, giving it their outputs in the order and shape of
+/// `deps` (see [`Dependencies`]). If a dependency fails or is cancelled, the
+/// task never starts and its completion reports an upstream failure naming
+/// that dependency. The task counts in the current task groups from this
+/// call on, so an enclosing `block_on` waits for it even before it starts.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// let sum = fastexec::block_on(async {
+///     let a = fastexec::spawn_completion(async { 2 });
+///     let b = fastexec::spawn_completion(async { 40 });
+///     fastexec::spawn_after([a, b], |[a, b]: [Arc<i32>; 2]| async move { *a + *b })
+///         .await
+///         .unwrap()
+/// });
+/// assert_eq!(*sum, 42);
+/// ```
+pub fn spawn_after<D, F, Fut>(deps: D, body: F) -> Completion<Fut::Output>
+where
+    D: Dependencies,
+    F: FnOnce(D::Outputs) -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Send + Sync + 'static,
+{
+    TaskBuilder::new().spawn_after(deps, body)
+}
+
+impl Executor {
+    /// Spawns `future` onto this executor and returns its [`Completion`].
+    /// See [`spawn_completion`].
+    ///
+    /// ```
+    /// let executor = fastexec::Executor::builder().threads(2).build().unwrap();
+    /// let task = executor.spawn_completion(async { "done" });
+    /// assert_eq!(*executor.block_on(task).unwrap(), "done");
+    /// ```
+    pub fn spawn_completion<F>(&self, future: F) -> Completion<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + Sync + 'static,
+    {
+        TaskBuilder::new().on(self).spawn_completion(future)
+    }
+
+    /// Spawns `body(outputs)` onto this executor once every dependency
+    /// succeeded. See [`spawn_after`].
+    ///
+    /// ```
+    /// let executor = fastexec::Executor::builder().threads(2).build().unwrap();
+    /// let base = executor.spawn_completion(async { 20 });
+    /// let next = executor.spawn_after(base, |base| async move { *base + 1 });
+    /// assert_eq!(*executor.block_on(next).unwrap(), 21);
+    /// ```
+    pub fn spawn_after<D, F, Fut>(&self, deps: D, body: F) -> Completion<Fut::Output>
+    where
+        D: Dependencies,
+        F: FnOnce(D::Outputs) -> Fut + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: Send + Sync + 'static,
+    {
+        TaskBuilder::new().on(self).spawn_after(deps, body)
+    }
+}
+
+impl<T: Send + Sync + 'static> JoinHandle<T> {
+    /// Turns the handle into a [`Completion`], which many can await and
+    /// tasks can be spawned after.
+    ///
+    /// This costs one small forwarding task on the current executor, which
+    /// awaits the handle and stores the outcome (panic message included).
+    /// Like any spawned task it counts in the current task groups, so a
+    /// `block_on` that calls `shared()` also waits for the task behind the
+    /// handle. [`Completion::abort`] aborts the task behind the handle.
+    ///
+    /// ```
+    /// let handle = fastexec::spawn(async { 5 });
+    /// let shared = handle.shared();
+    /// let (a, b) = fastexec::block_on(async move {
+    ///     let other = shared.clone();
+    ///     (shared.await.unwrap(), other.await.unwrap())
+    /// });
+    /// assert_eq!((*a, *b), (5, 5));
+    /// ```
+    pub fn shared(self) -> Completion<T> {
+        let node = Node::new(None);
+        TaskBuilder::new().with_executor(|shared, worker| {
+            let future = spawn::forwarding(self);
+            spawn::spawn_producer(shared, node.clone(), future, context::membership(), worker)
+        });
+        Completion::new(node)
+    }
+}

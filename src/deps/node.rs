@@ -1,0 +1,346 @@
+//! The state behind a [`Completion`](super::Completion): the outcome, the
+//! list of what waits for it, and the release of dependents.
+//!
+//! See the [module docs](super) for the protocol and why it is correct.
+
+use std::cell::RefCell;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, Waker};
+
+use smallvec::SmallVec;
+
+use super::error::{CompletionError, TaskLabel};
+use crate::sync::{lock, Mutex, Ordering::Relaxed};
+use crate::task::JoinHandle;
+
+/// What awaiting a completion gives.
+pub(crate) type Outcome<T> = Result<Arc<T>, CompletionError>;
+
+/// An outcome as a node stores it: the error boxed, so that a pending node
+/// (where it is only a possibility) stays small.
+type Stored<T> = Result<Arc<T>, Box<CompletionError>>;
+
+fn unstored<T>(stored: &Stored<T>) -> Outcome<T> {
+    match stored {
+        Ok(output) => Ok(output.clone()),
+        Err(error) => Err((**error).clone()),
+    }
+}
+
+/// A dependent task that has not started yet, as a completion sees it.
+pub trait Dependent: Send + Sync {
+    /// One of its dependencies finished: successfully if `failure` is
+    /// `None`. Called once per registration.
+    fn dependency_finished(self: Arc<Self>, failure: Option<&CompletionError>);
+}
+
+/// A completion as [`spawn_after`](super::spawn_after) registers with it,
+/// without its output type.
+pub trait Register: Send + Sync {
+    /// Adds `dependent` to the completion's list, or, if the completion has
+    /// an outcome already, says which without adding it.
+    fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration;
+}
+
+/// The result of [`Register::register`].
+pub enum Registration {
+    /// The completion will call `dependency_finished` when it finishes.
+    Waiting,
+    /// It had succeeded already.
+    Succeeded,
+    /// It had failed already, with this error.
+    Failed(CompletionError),
+}
+
+/// Source of [`TaskLabel`] numbers.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// What a node carries besides its completion state (see [`Node`]).
+pub trait Tail: Send + Sync {}
+
+impl<X: Send + Sync + ?Sized> Tail for X {}
+
+/// One completion's shared state.
+///
+/// `pending` is what a dependent needs until it starts (its counter, its
+/// dependencies and its body), stored in the same allocation as its
+/// completion; `()` for other tasks. Handles see it as `dyn Tail`.
+pub(crate) struct Node<T, P: ?Sized = dyn Tail> {
+    id: u64,
+    /// Set once, by whoever finishes the task first (its producer, or an
+    /// abort); read without a lock.
+    outcome: OnceLock<Stored<T>>,
+    waiting: Mutex<Waiting>,
+    pub(crate) pending: P,
+}
+
+/// A node's waiters.
+type Waiters = SmallVec<[Waiter; 2]>;
+
+/// Something waiting for a node to finish.
+enum Waiter {
+    /// A dependent to release.
+    Dependent(Arc<dyn Dependent>),
+    /// An awaiter to wake; its handle remembers the index.
+    Waker(Waker),
+    /// An awaiter that went away.
+    Gone,
+}
+
+/// The part of a node that changes while it is pending.
+#[derive(Default)]
+struct Waiting {
+    /// Set, under the lock, right after `outcome`: from then on nothing is
+    /// added to `waiters`.
+    closed: bool,
+    /// The node was closed by [`Node::abort`].
+    aborted: bool,
+    name: Option<Arc<str>>,
+    /// Dependents and awaiters' wakers, in one list: a node has few, and
+    /// the first two are stored inline (no allocation for a DAG node with
+    /// up to two dependents). An awaiter's index is its key, so entries are
+    /// never moved or reused: a dropped awaiter leaves a `Gone` until the
+    /// node finishes.
+    waiters: Waiters,
+    /// The running task, for `abort`; `None` before it is spawned and after
+    /// the node is closed.
+    task: Option<JoinHandle<()>>,
+}
+
+impl<T, P: ?Sized> Node<T, P> {
+    /// Removes a waker left by a dropped awaiter.
+    pub(crate) fn forget_waker(&self, key: usize) {
+        let mut waiting = lock(&self.waiting);
+        if let Some(waiter) = waiting.waiters.get_mut(key) {
+            *waiter = Waiter::Gone;
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static> Node<T> {
+    /// A pending node with a fresh number, for a task spawned at once.
+    pub(crate) fn new(name: Option<Arc<str>>) -> Arc<Node<T>> {
+        Arc::new(Node::with_pending(name, ()))
+    }
+}
+
+impl<T, P> Node<T, P> {
+    /// A pending node with a fresh number, carrying `pending`.
+    pub(crate) fn with_pending(name: Option<Arc<str>>, pending: P) -> Node<T, P> {
+        Node {
+            // Relaxed: only uniqueness matters, which the RMW gives.
+            id: NEXT_ID.fetch_add(1, Relaxed),
+            outcome: OnceLock::new(),
+            waiting: Mutex::new(Waiting {
+                name,
+                ..Waiting::default()
+            }),
+            pending,
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static, P: ?Sized> Node<T, P> {
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub(crate) fn label(&self) -> TaskLabel {
+        TaskLabel::new(self.id, lock(&self.waiting).name.clone())
+    }
+
+    pub(crate) fn set_name(&self, name: Arc<str>) {
+        lock(&self.waiting).name = Some(name);
+    }
+
+    pub(crate) fn outcome(&self) -> Option<Outcome<T>> {
+        self.outcome.get().map(unstored)
+    }
+
+    pub(crate) fn is_finished(&self) -> bool {
+        self.outcome.get().is_some()
+    }
+
+    /// The output of a node known to have succeeded.
+    pub(crate) fn output(&self) -> Arc<T> {
+        match self.outcome.get() {
+            Some(Ok(output)) => output.clone(),
+            _ => unreachable!("a dependent starts only after its dependencies succeeded"),
+        }
+    }
+
+    /// Whether the node has an outcome and released its waiters (for a
+    /// dependent about to start: it was aborted meanwhile).
+    pub(crate) fn is_closed(&self) -> bool {
+        lock(&self.waiting).closed
+    }
+
+    /// Records the outcome and releases every waiter. Only the first call
+    /// has an effect: a task that finishes after it was aborted, or an abort
+    /// after the task finished, changes nothing.
+    pub(crate) fn finish(&self, outcome: Outcome<T>) {
+        let failure = outcome.as_ref().err().cloned();
+        if self.outcome.set(outcome.map_err(Box::new)).is_err() {
+            return;
+        }
+        let (waiters, task) = {
+            let mut waiting = lock(&self.waiting);
+            waiting.closed = true;
+            (std::mem::take(&mut waiting.waiters), waiting.task.take())
+        };
+        // Our own task's handle: dropping it detaches the task.
+        drop(task);
+        if !waiters.is_empty() {
+            release(Released { waiters, failure });
+        }
+    }
+
+    /// Gives the node the handle of its task, for `abort`. If the node was
+    /// aborted while the task was being spawned, aborts the task now.
+    pub(crate) fn set_task(&self, mut task: JoinHandle<()>) {
+        let mut waiting = lock(&self.waiting);
+        if waiting.aborted {
+            drop(waiting);
+            task.abort();
+        } else if !waiting.closed {
+            waiting.task = Some(task);
+        }
+        // Closed by the task itself: dropping the handle detaches nothing.
+    }
+
+    /// Cancels the node's task: a spawned one is aborted (its producer then
+    /// finishes the node as cancelled when its future is dropped); one not
+    /// spawned yet is finished as cancelled at once, and a spawn racing with
+    /// this sees `aborted` in [`set_task`](Self::set_task) and aborts.
+    pub(crate) fn abort(&self) {
+        let task = {
+            let mut waiting = lock(&self.waiting);
+            if waiting.closed || waiting.aborted {
+                return;
+            }
+            waiting.aborted = true;
+            waiting.task.take()
+        };
+        match task {
+            Some(mut task) => task.abort(),
+            None => self.finish(Err(CompletionError::Cancelled { task: self.label() })),
+        }
+    }
+
+    /// Polls for the outcome, keeping the waker in slot `key`.
+    pub(crate) fn poll_outcome(
+        &self,
+        key: &mut Option<usize>,
+        cx: &Context<'_>,
+    ) -> Poll<Outcome<T>> {
+        if let Some(stored) = self.outcome.get() {
+            return Poll::Ready(unstored(stored));
+        }
+        let mut waiting = lock(&self.waiting);
+        if waiting.closed {
+            drop(waiting);
+            return Poll::Ready(unstored(self.closed_outcome()));
+        }
+        match key.and_then(|k| waiting.waiters.get_mut(k)) {
+            Some(Waiter::Waker(waker)) => waker.clone_from(cx.waker()),
+            _ => {
+                *key = Some(waiting.waiters.len());
+                waiting.waiters.push(Waiter::Waker(cx.waker().clone()));
+            }
+        }
+        Poll::Pending
+    }
+
+    /// The outcome of a node seen closed under the lock.
+    fn closed_outcome(&self) -> &Stored<T> {
+        self.outcome
+            .get()
+            .expect("the outcome is stored before the node is closed")
+    }
+}
+
+impl<T: Send + Sync + 'static, P: ?Sized> Node<T, P> {
+    /// See [`Register::register`].
+    pub(crate) fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration {
+        let registered = |outcome: &Stored<T>| match outcome {
+            Ok(_) => Registration::Succeeded,
+            Err(e) => Registration::Failed((**e).clone()),
+        };
+        if let Some(outcome) = self.outcome.get() {
+            return registered(outcome);
+        }
+        let mut waiting = lock(&self.waiting);
+        if !waiting.closed {
+            waiting.waiters.push(Waiter::Dependent(dependent.clone()));
+            return Registration::Waiting;
+        }
+        drop(waiting);
+        registered(self.closed_outcome())
+    }
+}
+
+/// The waiters of a node that just finished, and how it finished.
+struct Released {
+    waiters: Waiters,
+    failure: Option<CompletionError>,
+}
+
+thread_local! {
+    /// While this thread releases dependents: releases triggered meanwhile
+    /// (a dependent that fails finishes its own node), run by the outer loop
+    /// instead of recursing.
+    static QUEUED: RefCell<Option<Vec<Released>>> = const { RefCell::new(None) };
+}
+
+/// Wakes the awaiters and hands each dependent its dependency's outcome,
+/// iteratively: a failure that propagates down a chain of a million
+/// dependents queues one batch per link here instead of nesting a million
+/// calls.
+fn release(first: Released) {
+    let mut first = Some(first);
+    // During thread exit the queue may be gone: then release inline (a
+    // recursion only possible in that corner).
+    let nested = QUEUED.try_with(|q| {
+        let mut q = q.borrow_mut();
+        match q.as_mut() {
+            Some(queue) => queue.extend(first.take()),
+            None => *q = Some(Vec::new()),
+        }
+    });
+    let Some(first) = first else { return };
+    let outermost = nested.is_ok();
+    let mut panic = None;
+    let mut next = Some(first);
+    while let Some(batch) = next {
+        for waiter in batch.waiters {
+            let dependent = match waiter {
+                Waiter::Dependent(dependent) => dependent,
+                Waiter::Waker(waker) => {
+                    waker.wake();
+                    continue;
+                }
+                Waiter::Gone => continue,
+            };
+            // A dependent's drop glue (user code) may panic; release the
+            // others first so that none is left waiting forever.
+            let failure = batch.failure.as_ref();
+            if let Err(p) =
+                catch_unwind(AssertUnwindSafe(|| dependent.dependency_finished(failure)))
+            {
+                panic.get_or_insert(p);
+            }
+        }
+        next = QUEUED
+            .try_with(|q| q.borrow_mut().as_mut().and_then(Vec::pop))
+            .ok()
+            .flatten();
+    }
+    if outermost {
+        let _ = QUEUED.try_with(|q| q.borrow_mut().take());
+    }
+    if let Some(p) = panic {
+        resume_unwind(p);
+    }
+}

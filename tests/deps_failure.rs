@@ -1,0 +1,206 @@
+//! Failed, aborted and cancelled dependencies: dependents never start and
+//! report an upstream failure naming the dependency; independent branches
+//! go on.
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use fastexec::deps::{named, CompletionError};
+use fastexec::{spawn_after, spawn_completion, TaskGroup};
+use support::{executor, with_timeout, DropCounter};
+
+#[test]
+fn panicking_dependency_fails_its_dependents_while_an_independent_branch_completes() {
+    let ran_after_failure = Arc::new(AtomicBool::new(false));
+    let flag = ran_after_failure.clone();
+    let (child, grandchild, independent) = with_timeout(move || {
+        let ex = executor(2);
+        ex.block_on(async move {
+            let bad = named("parse").spawn_completion(async { panic!("unexpected token") });
+            let good = named("fetch").spawn_completion(async { 5 });
+            let child = named("compile").spawn_after(&bad, move |_: Arc<()>| async move {
+                flag.store(true, Ordering::SeqCst);
+            });
+            let grandchild = named("link").spawn_after(&child, |_| async {});
+            let independent = spawn_after(&good, |g: Arc<i32>| async move { *g * 2 });
+            (
+                child.await.unwrap_err(),
+                grandchild.await.unwrap_err(),
+                independent.await.unwrap(),
+            )
+        })
+    });
+    assert!(
+        !ran_after_failure.load(Ordering::SeqCst),
+        "a dependent of a failed task ran"
+    );
+    assert_eq!(*independent, 10);
+
+    assert_eq!(child.task().name(), Some("compile"));
+    assert_eq!(child.failed_dependency().unwrap().name(), Some("parse"));
+    match &child {
+        CompletionError::UpstreamFailed { cause, .. } => match &**cause {
+            CompletionError::Panicked { task, message } => {
+                assert_eq!(task.name(), Some("parse"));
+                assert_eq!(message.as_deref(), Some("unexpected token"));
+            }
+            other => panic!("cause should be the panic, got {other}"),
+        },
+        other => panic!("expected an upstream failure, got {other}"),
+    }
+    // Transitively: the grandchild names its own dependency, and the root cause.
+    assert_eq!(
+        grandchild.failed_dependency().unwrap().name(),
+        Some("compile")
+    );
+    let text = grandchild.to_string();
+    assert!(text.contains("\"link\" did not run"), "{text}");
+    assert!(text.contains("\"compile\" failed"), "{text}");
+    assert!(
+        text.contains("\"parse\" panicked: unexpected token"),
+        "{text}"
+    );
+}
+
+#[test]
+fn aborted_dependency_fails_its_dependents_as_upstream_of_a_cancellation() {
+    let err = with_timeout(|| {
+        fastexec::block_on(async {
+            let stuck = named("stuck").spawn_completion(std::future::pending::<u8>());
+            let after = spawn_after(&stuck, |_| async { unreachable!("must not start") });
+            stuck.abort();
+            assert!(stuck.clone().await.unwrap_err().is_cancelled());
+            after.await.unwrap_err()
+        })
+    });
+    assert_eq!(err.failed_dependency().unwrap().name(), Some("stuck"));
+    assert!(matches!(&err, CompletionError::UpstreamFailed { cause, .. } if cause.is_cancelled()));
+}
+
+#[test]
+fn aborting_a_dependent_before_it_starts_cancels_it_and_its_dependents() {
+    let (sender, receiver) = futures::channel::oneshot::channel::<()>();
+    let body_ran = Arc::new(AtomicBool::new(false));
+    let flag = body_ran.clone();
+    let (own, downstream, gate) = with_timeout(move || {
+        fastexec::block_on(async move {
+            let gate = spawn_completion(async move { receiver.await.unwrap() });
+            let waiting = named("waiting").spawn_after(&gate, move |_| async move {
+                flag.store(true, Ordering::SeqCst);
+            });
+            let downstream = spawn_after(&waiting, |_| async {});
+            waiting.abort();
+            let own = waiting.await.unwrap_err();
+            let downstream = downstream.await.unwrap_err();
+            sender.send(()).unwrap();
+            (own, downstream, gate.await)
+        })
+    });
+    assert!(gate.is_ok());
+    assert!(own.is_cancelled(), "{own}");
+    assert_eq!(
+        downstream.failed_dependency().unwrap().name(),
+        Some("waiting")
+    );
+    assert!(
+        !body_ran.load(Ordering::SeqCst),
+        "an aborted dependent started"
+    );
+}
+
+#[test]
+fn shared_join_handle_reports_panic_message_and_cancellation() {
+    let (panicked, cancelled) = with_timeout(|| {
+        fastexec::block_on(async {
+            let panicked = fastexec::spawn(async { panic!("boom") }).shared();
+            let mut handle = fastexec::spawn(std::future::pending::<()>());
+            handle.abort();
+            let cancelled = handle.shared();
+            (panicked.await.unwrap_err(), cancelled.await.unwrap_err())
+        })
+    });
+    assert!(
+        matches!(&panicked, CompletionError::Panicked { message: Some(m), .. } if &**m == "boom")
+    );
+    assert!(cancelled.is_cancelled());
+}
+
+#[test]
+fn aborting_a_shared_completion_aborts_the_task_behind_it() {
+    let drops = DropCounter::new();
+    let guard = drops.guard();
+    let err = with_timeout(move || {
+        let ex = executor(2);
+        let handle = ex.spawn(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await
+        });
+        // Outside any block_on: inside one, the forwarding task would count
+        // in its group, and the block_on would wait for the pending task.
+        let shared = handle.shared();
+        shared.abort();
+        ex.block_on(shared).unwrap_err()
+    });
+    assert!(err.is_cancelled());
+    assert_eq!(
+        drops.wait_for(1),
+        1,
+        "the original task's future was not dropped"
+    );
+}
+
+#[test]
+fn cancelled_group_and_dropped_executor_cancel_completions() {
+    let (in_group, after_drop) = with_timeout(|| {
+        let group = TaskGroup::new();
+        let ex = executor(1);
+        let in_group = ex.block_on(async {
+            // Handed out in a tuple: returned from the member, not awaited.
+            let (stuck,) = group
+                .spawn(async { (spawn_completion(std::future::pending::<()>()),) })
+                .await
+                .unwrap();
+            let after = spawn_after(&stuck, |_| async {});
+            group.cancel();
+            (stuck.await.unwrap_err(), after.await.unwrap_err())
+        });
+        let orphan = ex.spawn_completion(std::future::pending::<()>());
+        let dependent = ex.spawn_after(&orphan, |_| async {});
+        drop(ex);
+        (in_group, (orphan.try_get(), dependent.try_get()))
+    });
+    assert!(in_group.0.is_cancelled());
+    assert!(in_group.1.failed_dependency().is_some());
+    assert!(after_drop.0.unwrap().unwrap_err().is_cancelled());
+    assert!(after_drop
+        .1
+        .unwrap()
+        .unwrap_err()
+        .failed_dependency()
+        .is_some());
+}
+
+/// The task is cancelled while still queued behind a task that blocks the
+/// only worker: its future is dropped without ever being polled, and the
+/// completion must still report the cancellation.
+#[test]
+fn aborting_before_the_first_poll_still_finishes_the_completion() {
+    let err = with_timeout(|| {
+        let ex = executor(1);
+        let (unblock, blocked) = std::sync::mpsc::channel::<()>();
+        let blocker = ex.spawn(async move { blocked.recv().unwrap() });
+        let queued = ex.spawn_completion(async { 1 });
+        let dependent = ex.spawn_after(&queued, |_| async {});
+        queued.abort();
+        unblock.send(()).unwrap();
+        ex.block_on(blocker).unwrap();
+        (
+            ex.block_on(queued).unwrap_err(),
+            ex.block_on(dependent).unwrap_err(),
+        )
+    });
+    assert!(err.0.is_cancelled(), "{}", err.0);
+    assert!(err.1.failed_dependency().is_some(), "{}", err.1);
+}
