@@ -1,25 +1,51 @@
-//! The graph's state machine, without any executor: nodes, counters, states
-//! and the transitions between them. `run.rs` holds it behind a mutex and
-//! turns its [`Effects`] into spawns, aborts and wake-ups.
+//! The graph's state machine, without any executor: nodes, counters, states,
+//! the ready queue and the transitions between them. `run.rs` holds it
+//! behind a mutex and turns its [`Effects`] into spawns, aborts and wake-ups.
 //!
 //! Every node's dependencies have smaller indices than the node (batches are
 //! inserted in topological order, and dependencies must already exist), so
 //! index order is a topological order; the report relies on it.
+//!
+//! # Runners
+//!
+//! Ready nodes wait in the ready queue until a *runner* (a task of `run.rs`
+//! that runs ready nodes one after another) takes them. `runners` counts the
+//! runners alive; it only changes under the lock, together with the queue:
+//! a runner leaves (decrementing it) only when it finds the queue empty, and
+//! every push onto the queue is followed by [`Core::wake_runners`], which
+//! asks for new runners while the queue holds more nodes than there are
+//! runners, up to `max_runners`. So a node pushed while the queue looked
+//! empty to a leaving runner is always seen by a runner alive or asked for.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::mem;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::lane::Lane;
+use super::inputs::Outputs;
 use super::report::AttemptOutcome as Outcome;
 use super::task::{Body, Task};
 use super::validate::{validate, Dep};
 use super::{CancelReason, GraphError, RetryPolicy, TaskError, TaskId, TaskState};
 use crate::JoinHandle;
 
+/// What a task is, fixed once added: shared (one reference count) with each
+/// attempt's [`Inputs`](super::Inputs), so starting an attempt copies nothing.
+pub(crate) struct Spec<T> {
+    pub(crate) id: TaskId,
+    /// Dependencies' ids, de-duplicated, in declaration order.
+    pub(crate) dep_ids: Box<[TaskId]>,
+    pub(crate) body: Body<T>,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) timeout: Option<Duration>,
+}
+
 pub(crate) struct Node<T> {
     pub(crate) id: TaskId,
+    /// Dropped when the node ends (outside the lock, see [`Effects`]), so
+    /// that a body and what it captured live no longer than its task.
+    spec: Option<Arc<Spec<T>>>,
+    /// Dependencies by index, in the order of `spec.dep_ids`.
     pub(crate) deps: Box<[u32]>,
     pub(crate) dependents: Vec<u32>,
     /// Dependencies not yet completed; meaningful while `Pending`.
@@ -30,10 +56,9 @@ pub(crate) struct Node<T> {
     pub(crate) end: Option<Instant>,
     pub(crate) error: Option<TaskError>,
     pub(crate) output: Option<Arc<T>>,
-    body: Body<T>,
-    retry: RetryPolicy,
-    timeout: Option<Duration>,
-    /// The spawned driver, kept to abort it when the task is cancelled.
+    /// The task driving an attempt that went asynchronous (or a backoff
+    /// wait), kept to abort it when the node is cancelled. Attempts that
+    /// finish within their first poll never get one.
     handle: Option<JoinHandle<()>>,
     /// Index in `Core::spans` of the attempt in progress.
     open_span: Option<u32>,
@@ -45,42 +70,95 @@ pub(crate) struct Span {
     pub(crate) attempt: u32,
     pub(crate) start: Instant,
     pub(crate) end: Option<Instant>,
-    pub(crate) lane: Lane,
+    /// The worker thread that started it (see `lane.rs`).
+    pub(crate) lane: u32,
     pub(crate) outcome: Outcome,
 }
 
-/// What the caller must do after a transition, outside the lock.
-#[derive(Default)]
+/// What the caller must do after transitions, outside the lock.
 #[must_use]
-pub(crate) struct Effects {
-    /// Nodes that became ready: spawn them.
-    pub(crate) ready: Vec<u32>,
+pub(crate) struct Effects<T> {
+    /// How many runners to spawn (already counted in `Core::runners`).
+    pub(crate) runners: u32,
+    /// A node whose attempt failed and is due for a retry after this wait.
+    pub(crate) retry: Option<(u32, Duration)>,
     /// Drivers of cancelled running tasks: abort them.
     pub(crate) abort: Vec<JoinHandle<()>>,
     /// Some node reached a terminal state: wake waiters for tasks.
     pub(crate) changed: bool,
     /// Every node is now terminal: wake waiters for the whole run.
     pub(crate) finished: bool,
+    /// Specs of nodes that ended, to drop outside the lock: dropping a body
+    /// runs its captures' destructors, which may call back into the run.
+    /// The first needs no allocation (one node ends per completion).
+    retired: Option<Arc<Spec<T>>>,
+    retired_more: Vec<Arc<Spec<T>>>,
+}
+
+impl<T> Default for Effects<T> {
+    fn default() -> Self {
+        Effects {
+            runners: 0,
+            retry: None,
+            abort: Vec::new(),
+            changed: false,
+            finished: false,
+            retired: None,
+            retired_more: Vec::new(),
+        }
+    }
+}
+
+impl<T> Effects<T> {
+    fn retire(&mut self, spec: Arc<Spec<T>>) {
+        match self.retired {
+            None => self.retired = Some(spec),
+            Some(_) => self.retired_more.push(spec),
+        }
+    }
 }
 
 /// Everything an attempt needs, taken under the lock.
 pub(crate) struct AttemptStart<T> {
-    pub(crate) id: TaskId,
+    pub(crate) node: u32,
+    pub(crate) spec: Arc<Spec<T>>,
     pub(crate) attempt: u32,
-    pub(crate) body: Body<T>,
-    pub(crate) timeout: Option<Duration>,
-    pub(crate) inputs: Vec<(TaskId, Arc<T>)>,
+    pub(crate) outputs: Outputs<T>,
 }
 
-/// What a driver does after a failed attempt.
-pub(crate) enum AfterFailure {
-    Retry(Duration),
-    Done(Effects),
+/// The graph-level ready set, behind the two operations dispatch needs, so a
+/// policy (priorities, budgets) can replace it without touching the rest.
+/// With default settings it is a FIFO: ready nodes run in the order they
+/// became ready. Entries of nodes cancelled while queued are skipped by
+/// [`Core::pop_ready`] rather than searched for and removed.
+#[derive(Default)]
+struct ReadyQueue {
+    fifo: VecDeque<u32>,
+}
+
+impl ReadyQueue {
+    fn push_ready(&mut self, node: u32) {
+        self.fifo.push_back(node);
+    }
+
+    fn pop_ready(&mut self, _now: Instant) -> Option<u32> {
+        self.fifo.pop_front()
+    }
+
+    fn len(&self) -> usize {
+        self.fifo.len()
+    }
 }
 
 pub(crate) struct Core<T> {
     pub(crate) nodes: Vec<Node<T>>,
-    index: HashMap<TaskId, u32>,
+    /// Shared with reports taken after the run (copied on write if a task
+    /// is added while a report holds it).
+    pub(crate) index: Arc<HashMap<TaskId, u32>>,
+    ready: ReadyQueue,
+    /// Runners alive (see the module docs) and the most there may be.
+    runners: u32,
+    max_runners: u32,
     /// Nodes not in a terminal state.
     live: usize,
     stopped: bool,
@@ -93,7 +171,10 @@ impl<T> Default for Core<T> {
     fn default() -> Self {
         Core {
             nodes: Vec::new(),
-            index: HashMap::new(),
+            index: Arc::default(),
+            ready: ReadyQueue::default(),
+            runners: 0,
+            max_runners: default_runners(),
             live: 0,
             stopped: false,
             fail_fast: false,
@@ -101,6 +182,17 @@ impl<T> Default for Core<T> {
             finished_at: None,
         }
     }
+}
+
+/// One runner per core: a runner keeps one worker busy, and the graph layer
+/// cannot ask the executor how many workers it has (public API only), so it
+/// assumes one per core, as the default executor has. Extra runners on a
+/// smaller executor only take turns.
+fn default_runners() -> u32 {
+    static RUNNERS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *RUNNERS.get_or_init(|| {
+        std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(64))
+    })
 }
 
 impl<T> Core<T> {
@@ -128,20 +220,14 @@ impl<T> Core<T> {
         &mut self.nodes[i as usize]
     }
 
-    /// Nodes that are `Ready`: at the start of a run, the ones to spawn.
-    pub(crate) fn ready_nodes(&self) -> Vec<u32> {
-        (0..self.nodes.len() as u32)
-            .filter(|&i| self.node(i).state == TaskState::Ready)
-            .collect()
-    }
-
     /// Validates and inserts a batch whole, or changes nothing.
-    /// `running` says whether a run is under way (then a finished run refuses).
+    /// `running` says whether a run is under way (then a finished run
+    /// refuses, and ready nodes get runners).
     pub(crate) fn add(
         &mut self,
         tasks: Vec<Task<T>>,
         running: bool,
-    ) -> Result<Effects, GraphError> {
+    ) -> Result<Effects<T>, GraphError> {
         if running && self.is_done() {
             return Err(GraphError::Finished);
         }
@@ -152,6 +238,8 @@ impl<T> Core<T> {
         let mut slots: Vec<Option<Task<T>>> = tasks.into_iter().map(Some).collect();
         let mut node_of = vec![0u32; slots.len()];
         let mut effects = Effects::default();
+        self.nodes.reserve(slots.len());
+        Arc::make_mut(&mut self.index).reserve(slots.len());
         for &member in &plan.order {
             let deps = plan.deps[member].iter().map(|d| match *d {
                 Dep::Existing(n) => n,
@@ -161,18 +249,30 @@ impl<T> Core<T> {
             let task = slots[member].take().expect("each member is inserted once");
             node_of[member] = self.insert(task, deps, &mut effects);
         }
+        if running {
+            self.wake_runners(&mut effects);
+        }
         Ok(effects)
     }
 
-    fn insert(&mut self, task: Task<T>, deps: Box<[u32]>, effects: &mut Effects) -> u32 {
+    fn insert(&mut self, task: Task<T>, deps: Box<[u32]>, effects: &mut Effects<T>) -> u32 {
         let me = u32::try_from(self.nodes.len()).expect("more than u32::MAX tasks");
         let (state, unmet, error) = self.initial_state(&deps);
+        let dep_ids = deps.iter().map(|&d| self.node(d).id.clone());
+        let spec = Arc::new(Spec {
+            dep_ids: dep_ids.collect(),
+            id: task.id,
+            body: task.body,
+            retry: task.retry,
+            timeout: task.timeout,
+        });
         for &d in deps.iter() {
             self.node_mut(d).dependents.push(me);
         }
-        self.index.insert(task.id.clone(), me);
+        Arc::make_mut(&mut self.index).insert(spec.id.clone(), me);
         self.nodes.push(Node {
-            id: task.id,
+            id: spec.id.clone(),
+            spec: (!state.is_terminal()).then_some(spec),
             deps,
             dependents: Vec::new(),
             unmet,
@@ -182,9 +282,6 @@ impl<T> Core<T> {
             end: None,
             error,
             output: None,
-            body: task.body,
-            retry: task.retry,
-            timeout: task.timeout,
             handle: None,
             open_span: None,
         });
@@ -194,7 +291,7 @@ impl<T> Core<T> {
             self.live += 1;
         }
         if state == TaskState::Ready {
-            effects.ready.push(me);
+            self.ready.push_ready(me);
         }
         me
     }
@@ -251,13 +348,34 @@ impl<T> Core<T> {
         }
     }
 
+    /// Asks for runners while ready nodes outnumber them (see the module docs).
+    pub(crate) fn wake_runners(&mut self, fx: &mut Effects<T>) {
+        let queued = u32::try_from(self.ready.len()).unwrap_or(u32::MAX);
+        let wanted = queued.min(self.max_runners).saturating_sub(self.runners);
+        self.runners += wanted;
+        fx.runners += wanted;
+    }
+
+    /// For a runner: the next ready node's attempt, begun. `None` means the
+    /// queue is empty and the runner must leave (it is no longer counted).
+    pub(crate) fn next_attempt(&mut self, now: Instant, lane: u32) -> Option<AttemptStart<T>> {
+        while let Some(i) = self.ready.pop_ready(now) {
+            // Nodes cancelled while queued stay in the queue: skip them.
+            if self.node(i).state == TaskState::Ready {
+                return Some(self.start_attempt(i, now, lane));
+            }
+        }
+        self.runners -= 1;
+        None
+    }
+
     /// Keeps the driver's handle so the task can be aborted; gives it back if
     /// the task was cancelled meanwhile (the caller aborts it). A handle of a
     /// task that already finished is dropped, which detaches it: its driver
     /// may still be releasing dependents and must not be aborted.
     pub(crate) fn attach(&mut self, i: u32, handle: JoinHandle<()>) -> Option<JoinHandle<()>> {
         match self.node(i).state {
-            TaskState::Ready | TaskState::Running => {
+            TaskState::Running => {
                 self.node_mut(i).handle = Some(handle);
                 None
             }
@@ -266,47 +384,51 @@ impl<T> Core<T> {
         }
     }
 
-    /// Starts the next attempt of node `i` if it is still meant to run;
-    /// otherwise says what to do instead. A retry due after `stop` is
-    /// cancelled, like a task that was ready when the run stopped.
-    pub(crate) fn begin_attempt(
+    /// Starts the next attempt of node `i`, which waited to retry, if it is
+    /// still meant to run; otherwise says what to do instead. A retry due
+    /// after `stop` is cancelled, like a task that was ready when the run
+    /// stopped.
+    pub(crate) fn retry_attempt(
         &mut self,
         i: u32,
         now: Instant,
-        lane: Lane,
-    ) -> Result<AttemptStart<T>, Effects> {
-        let node = self.node(i);
-        let retrying = node.state == TaskState::Running;
-        if retrying && self.stopped {
-            return Err(self.cancel(i, CancelReason::Stopped, now));
-        }
-        if node.state != TaskState::Ready && !retrying {
+        lane: u32,
+    ) -> Result<AttemptStart<T>, Effects<T>> {
+        if self.node(i).state != TaskState::Running {
             return Err(Effects::default());
         }
-        let inputs = node
-            .deps
-            .iter()
-            .map(|&d| {
-                let dep = self.node(d);
-                let out = dep
-                    .output
-                    .clone()
-                    .expect("a running task's dependencies completed");
-                (dep.id.clone(), out)
-            })
-            .collect();
+        if self.stopped {
+            return Err(self.cancel(i, CancelReason::Stopped, now));
+        }
+        Ok(self.start_attempt(i, now, lane))
+    }
+
+    /// Marks node `i` running, opens its attempt's span and gathers its inputs.
+    fn start_attempt(&mut self, i: u32, now: Instant, lane: u32) -> AttemptStart<T> {
+        let node = self.node(i);
+        let outputs = Outputs::gather(
+            node.deps.len(),
+            node.deps.iter().map(|&d| {
+                let out = self.node(d).output.as_ref();
+                Arc::clone(out.expect("a running task's dependencies completed"))
+            }),
+        );
+        let span = u32::try_from(self.spans.len()).expect("more than u32::MAX attempts");
         let node = self.node_mut(i);
         node.state = TaskState::Running;
         node.attempts += 1;
         node.start.get_or_insert(now);
+        node.open_span = Some(span);
+        let spec = node
+            .spec
+            .as_ref()
+            .expect("a node that is not terminal has its spec");
         let start = AttemptStart {
-            id: node.id.clone(),
+            node: i,
+            spec: Arc::clone(spec),
             attempt: node.attempts,
-            body: node.body.clone(),
-            timeout: node.timeout,
-            inputs,
+            outputs,
         };
-        self.node_mut(i).open_span = Some(self.spans.len() as u32);
         self.spans.push(Span {
             node: i,
             attempt: start.attempt,
@@ -315,7 +437,25 @@ impl<T> Core<T> {
             lane,
             outcome: Outcome::Running,
         });
-        Ok(start)
+        start
+    }
+
+    /// Records how an attempt of node `i` ended. Returns the wait before the
+    /// next attempt if the node is to be retried.
+    pub(crate) fn finish_attempt(
+        &mut self,
+        i: u32,
+        result: Result<T, TaskError>,
+        now: Instant,
+        fx: &mut Effects<T>,
+    ) -> Option<Duration> {
+        match result {
+            Ok(output) => {
+                self.complete(i, output, now, fx);
+                None
+            }
+            Err(error) => self.attempt_failed(i, error, now, fx),
+        }
     }
 
     /// Closes the span of node `i`'s attempt in progress, if any.
@@ -334,7 +474,7 @@ impl<T> Core<T> {
         state: TaskState,
         error: Option<TaskError>,
         now: Instant,
-        fx: &mut Effects,
+        fx: &mut Effects<T>,
     ) {
         let node = self.node_mut(i);
         debug_assert!(!node.state.is_terminal());
@@ -349,6 +489,9 @@ impl<T> Core<T> {
                 fx.abort.push(h);
             }
         }
+        if let Some(spec) = node.spec.take() {
+            fx.retire(spec);
+        }
         self.live -= 1;
         fx.changed = true;
         if self.live == 0 {
@@ -359,14 +502,13 @@ impl<T> Core<T> {
 
     /// The attempt of node `i` produced `output`. Releases dependents by
     /// decrementing their counters: O(out-degree).
-    pub(crate) fn complete(&mut self, i: u32, output: T, now: Instant) -> Effects {
-        let mut fx = Effects::default();
+    fn complete(&mut self, i: u32, output: T, now: Instant, fx: &mut Effects<T>) {
         if self.node(i).state != TaskState::Running {
-            return fx; // cancelled while the attempt ran: the output is dropped
+            return; // cancelled while the attempt ran: the output is dropped
         }
         self.close_span(i, now, Outcome::Completed);
         self.node_mut(i).output = Some(Arc::new(output));
-        self.settle(i, TaskState::Completed, None, now, &mut fx);
+        self.settle(i, TaskState::Completed, None, now, fx);
         let dependents = mem::take(&mut self.node_mut(i).dependents);
         for &d in &dependents {
             let dep = self.node_mut(d);
@@ -374,50 +516,55 @@ impl<T> Core<T> {
                 dep.unmet -= 1;
                 if dep.unmet == 0 {
                     dep.state = TaskState::Ready;
-                    fx.ready.push(d);
+                    self.ready.push_ready(d);
                 }
             }
         }
         self.node_mut(i).dependents = dependents;
-        fx
+        self.wake_runners(fx);
     }
 
     /// The attempt of node `i` failed with `error`: retry or give up.
-    pub(crate) fn attempt_failed(
+    fn attempt_failed(
         &mut self,
         i: u32,
         error: TaskError,
         now: Instant,
-    ) -> AfterFailure {
+        fx: &mut Effects<T>,
+    ) -> Option<Duration> {
         if self.node(i).state != TaskState::Running {
-            return AfterFailure::Done(Effects::default());
+            return None;
         }
         self.close_span(i, now, outcome_of(&error));
         let node = self.node(i);
-        if node.attempts < node.retry.max_attempts() && !self.stopped {
-            let delay = node.retry.jittered_backoff(node.attempts);
+        let retry = &node
+            .spec
+            .as_ref()
+            .expect("a running node has its spec")
+            .retry;
+        if node.attempts < retry.max_attempts() && !self.stopped {
+            let delay = retry.jittered_backoff(node.attempts);
             self.node_mut(i).error = Some(error);
-            return AfterFailure::Retry(delay);
+            return Some(delay);
         }
-        AfterFailure::Done(self.fail(i, error, now))
+        self.fail(i, error, now, fx);
+        None
     }
 
     /// Node `i` failed for good: its dependents, transitively, become
     /// upstream-failed (or, fail-fast, everything else is cancelled).
-    fn fail(&mut self, i: u32, error: TaskError, now: Instant) -> Effects {
-        let mut fx = Effects::default();
-        self.settle(i, TaskState::Failed, Some(error), now, &mut fx);
+    fn fail(&mut self, i: u32, error: TaskError, now: Instant, fx: &mut Effects<T>) {
+        self.settle(i, TaskState::Failed, Some(error), now, fx);
         let root = self.node(i).id.clone();
-        self.doom_dependents(i, now, &mut fx, |_| {
+        self.doom_dependents(i, now, fx, |_| {
             (
                 TaskState::UpstreamFailed,
                 TaskError::UpstreamFailed(root.clone()),
             )
         });
         if self.fail_fast {
-            self.cancel_all(CancelReason::FailFast(root), now, &mut fx);
+            self.cancel_all(CancelReason::FailFast(root), now, fx);
         }
-        fx
     }
 
     /// Settles every not-yet-terminal node reachable from `i` through
@@ -428,7 +575,7 @@ impl<T> Core<T> {
         &mut self,
         i: u32,
         now: Instant,
-        fx: &mut Effects,
+        fx: &mut Effects<T>,
         verdict: impl Fn(u32) -> (TaskState, TaskError),
     ) {
         let mut stack = self.node(i).dependents.clone();
@@ -446,7 +593,7 @@ impl<T> Core<T> {
     }
 
     /// Cancels node `i` (if not terminal) and its dependents, transitively.
-    pub(crate) fn cancel(&mut self, i: u32, reason: CancelReason, now: Instant) -> Effects {
+    pub(crate) fn cancel(&mut self, i: u32, reason: CancelReason, now: Instant) -> Effects<T> {
         let mut fx = Effects::default();
         if self.node(i).state.is_terminal() {
             return fx;
@@ -459,7 +606,7 @@ impl<T> Core<T> {
         fx
     }
 
-    fn cancel_one(&mut self, i: u32, reason: CancelReason, now: Instant, fx: &mut Effects) {
+    fn cancel_one(&mut self, i: u32, reason: CancelReason, now: Instant, fx: &mut Effects<T>) {
         if self.node(i).state == TaskState::Running {
             self.close_span(i, now, Outcome::Cancelled);
         }
@@ -467,7 +614,7 @@ impl<T> Core<T> {
         self.settle(i, TaskState::Cancelled, Some(error), now, fx);
     }
 
-    fn cancel_all(&mut self, reason: CancelReason, now: Instant, fx: &mut Effects) {
+    fn cancel_all(&mut self, reason: CancelReason, now: Instant, fx: &mut Effects<T>) {
         for i in 0..self.nodes.len() as u32 {
             if !self.node(i).state.is_terminal() {
                 self.cancel_one(i, reason.clone(), now, fx);
@@ -477,7 +624,7 @@ impl<T> Core<T> {
 
     /// Stops the run: tasks not yet started are cancelled, running ones
     /// finish (without further retries), tasks added later are cancelled.
-    pub(crate) fn stop(&mut self, now: Instant) -> Effects {
+    pub(crate) fn stop(&mut self, now: Instant) -> Effects<T> {
         let mut fx = Effects::default();
         self.stopped = true;
         for i in 0..self.nodes.len() as u32 {
