@@ -22,6 +22,7 @@ use std::mem;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::edges::Edges;
 use super::inputs::Outputs;
 use super::report::AttemptOutcome as Outcome;
 use super::task::{Body, Task};
@@ -46,8 +47,8 @@ pub(crate) struct Node<T> {
     /// that a body and what it captured live no longer than its task.
     spec: Option<Arc<Spec<T>>>,
     /// Dependencies by index, in the order of `spec.dep_ids`.
-    pub(crate) deps: Box<[u32]>,
-    pub(crate) dependents: Vec<u32>,
+    pub(crate) deps: Edges,
+    pub(crate) dependents: Edges,
     /// Dependencies not yet completed; meaningful while `Pending`.
     unmet: u32,
     pub(crate) state: TaskState,
@@ -76,8 +77,9 @@ pub(crate) struct Span {
 }
 
 /// What the caller must do after transitions, outside the lock.
+#[derive(Default)]
 #[must_use]
-pub(crate) struct Effects<T> {
+pub(crate) struct Effects {
     /// How many runners to spawn (already counted in `Core::runners`).
     pub(crate) runners: u32,
     /// A node whose attempt failed and is due for a retry after this wait.
@@ -88,34 +90,6 @@ pub(crate) struct Effects<T> {
     pub(crate) changed: bool,
     /// Every node is now terminal: wake waiters for the whole run.
     pub(crate) finished: bool,
-    /// Specs of nodes that ended, to drop outside the lock: dropping a body
-    /// runs its captures' destructors, which may call back into the run.
-    /// The first needs no allocation (one node ends per completion).
-    retired: Option<Arc<Spec<T>>>,
-    retired_more: Vec<Arc<Spec<T>>>,
-}
-
-impl<T> Default for Effects<T> {
-    fn default() -> Self {
-        Effects {
-            runners: 0,
-            retry: None,
-            abort: Vec::new(),
-            changed: false,
-            finished: false,
-            retired: None,
-            retired_more: Vec::new(),
-        }
-    }
-}
-
-impl<T> Effects<T> {
-    fn retire(&mut self, spec: Arc<Spec<T>>) {
-        match self.retired {
-            None => self.retired = Some(spec),
-            Some(_) => self.retired_more.push(spec),
-        }
-    }
 }
 
 /// Everything an attempt needs, taken under the lock.
@@ -165,6 +139,13 @@ pub(crate) struct Core<T> {
     pub(crate) fail_fast: bool,
     pub(crate) spans: Vec<Span>,
     pub(crate) finished_at: Option<Instant>,
+    /// Specs of nodes that ended. Dropped together by whoever sees the run
+    /// end ([`Core::take_retired`]), outside the lock (dropping a body runs
+    /// its captures' destructors, which may call into the run), and not one
+    /// by one on the workers: they were allocated by the thread that built
+    /// the graph, and freeing memory of another thread's arena costs the
+    /// allocator several times a local free.
+    retired: Vec<Arc<Spec<T>>>,
 }
 
 impl<T> Default for Core<T> {
@@ -180,6 +161,7 @@ impl<T> Default for Core<T> {
             fail_fast: false,
             spans: Vec::new(),
             finished_at: None,
+            retired: Vec::new(),
         }
     }
 }
@@ -227,7 +209,7 @@ impl<T> Core<T> {
         &mut self,
         tasks: Vec<Task<T>>,
         running: bool,
-    ) -> Result<Effects<T>, GraphError> {
+    ) -> Result<Effects, GraphError> {
         if running && self.is_done() {
             return Err(GraphError::Finished);
         }
@@ -245,7 +227,7 @@ impl<T> Core<T> {
                 Dep::Existing(n) => n,
                 Dep::Batch(p) => node_of[p],
             });
-            let deps: Box<[u32]> = deps.collect();
+            let deps: Edges = deps.collect();
             let task = slots[member].take().expect("each member is inserted once");
             node_of[member] = self.insert(task, deps, &mut effects);
         }
@@ -255,7 +237,7 @@ impl<T> Core<T> {
         Ok(effects)
     }
 
-    fn insert(&mut self, task: Task<T>, deps: Box<[u32]>, effects: &mut Effects<T>) -> u32 {
+    fn insert(&mut self, task: Task<T>, deps: Edges, effects: &mut Effects) -> u32 {
         let me = u32::try_from(self.nodes.len()).expect("more than u32::MAX tasks");
         let (state, unmet, error) = self.initial_state(&deps);
         let dep_ids = deps.iter().map(|&d| self.node(d).id.clone());
@@ -274,7 +256,7 @@ impl<T> Core<T> {
             id: spec.id.clone(),
             spec: (!state.is_terminal()).then_some(spec),
             deps,
-            dependents: Vec::new(),
+            dependents: Edges::default(),
             unmet,
             state,
             attempts: 0,
@@ -348,8 +330,22 @@ impl<T> Core<T> {
         }
     }
 
+    /// The specs of the nodes that ended since the last call, for the caller
+    /// to drop outside the lock.
+    pub(crate) fn take_retired(&mut self) -> Vec<Arc<Spec<T>>> {
+        mem::take(&mut self.retired)
+    }
+
+    /// Called once as the run starts: sizes the per-run records for the
+    /// tasks there are, so they do not grow (and copy) while tasks run.
+    pub(crate) fn prepare_run(&mut self, fx: &mut Effects) {
+        self.spans.reserve(self.nodes.len());
+        self.retired.reserve(self.nodes.len());
+        self.wake_runners(fx);
+    }
+
     /// Asks for runners while ready nodes outnumber them (see the module docs).
-    pub(crate) fn wake_runners(&mut self, fx: &mut Effects<T>) {
+    pub(crate) fn wake_runners(&mut self, fx: &mut Effects) {
         let queued = u32::try_from(self.ready.len()).unwrap_or(u32::MAX);
         let wanted = queued.min(self.max_runners).saturating_sub(self.runners);
         self.runners += wanted;
@@ -393,7 +389,7 @@ impl<T> Core<T> {
         i: u32,
         now: Instant,
         lane: u32,
-    ) -> Result<AttemptStart<T>, Effects<T>> {
+    ) -> Result<AttemptStart<T>, Effects> {
         if self.node(i).state != TaskState::Running {
             return Err(Effects::default());
         }
@@ -447,7 +443,7 @@ impl<T> Core<T> {
         i: u32,
         result: Result<T, TaskError>,
         now: Instant,
-        fx: &mut Effects<T>,
+        fx: &mut Effects,
     ) -> Option<Duration> {
         match result {
             Ok(output) => {
@@ -474,7 +470,7 @@ impl<T> Core<T> {
         state: TaskState,
         error: Option<TaskError>,
         now: Instant,
-        fx: &mut Effects<T>,
+        fx: &mut Effects,
     ) {
         let node = self.node_mut(i);
         debug_assert!(!node.state.is_terminal());
@@ -490,7 +486,7 @@ impl<T> Core<T> {
             }
         }
         if let Some(spec) = node.spec.take() {
-            fx.retire(spec);
+            self.retired.push(spec);
         }
         self.live -= 1;
         fx.changed = true;
@@ -502,7 +498,7 @@ impl<T> Core<T> {
 
     /// The attempt of node `i` produced `output`. Releases dependents by
     /// decrementing their counters: O(out-degree).
-    fn complete(&mut self, i: u32, output: T, now: Instant, fx: &mut Effects<T>) {
+    fn complete(&mut self, i: u32, output: T, now: Instant, fx: &mut Effects) {
         if self.node(i).state != TaskState::Running {
             return; // cancelled while the attempt ran: the output is dropped
         }
@@ -510,7 +506,7 @@ impl<T> Core<T> {
         self.node_mut(i).output = Some(Arc::new(output));
         self.settle(i, TaskState::Completed, None, now, fx);
         let dependents = mem::take(&mut self.node_mut(i).dependents);
-        for &d in &dependents {
+        for &d in dependents.iter() {
             let dep = self.node_mut(d);
             if dep.state == TaskState::Pending {
                 dep.unmet -= 1;
@@ -530,7 +526,7 @@ impl<T> Core<T> {
         i: u32,
         error: TaskError,
         now: Instant,
-        fx: &mut Effects<T>,
+        fx: &mut Effects,
     ) -> Option<Duration> {
         if self.node(i).state != TaskState::Running {
             return None;
@@ -553,7 +549,7 @@ impl<T> Core<T> {
 
     /// Node `i` failed for good: its dependents, transitively, become
     /// upstream-failed (or, fail-fast, everything else is cancelled).
-    fn fail(&mut self, i: u32, error: TaskError, now: Instant, fx: &mut Effects<T>) {
+    fn fail(&mut self, i: u32, error: TaskError, now: Instant, fx: &mut Effects) {
         self.settle(i, TaskState::Failed, Some(error), now, fx);
         let root = self.node(i).id.clone();
         self.doom_dependents(i, now, fx, |_| {
@@ -575,10 +571,10 @@ impl<T> Core<T> {
         &mut self,
         i: u32,
         now: Instant,
-        fx: &mut Effects<T>,
+        fx: &mut Effects,
         verdict: impl Fn(u32) -> (TaskState, TaskError),
     ) {
-        let mut stack = self.node(i).dependents.clone();
+        let mut stack = self.node(i).dependents.to_vec();
         while let Some(d) = stack.pop() {
             if self.node(d).state.is_terminal() {
                 continue;
@@ -593,7 +589,7 @@ impl<T> Core<T> {
     }
 
     /// Cancels node `i` (if not terminal) and its dependents, transitively.
-    pub(crate) fn cancel(&mut self, i: u32, reason: CancelReason, now: Instant) -> Effects<T> {
+    pub(crate) fn cancel(&mut self, i: u32, reason: CancelReason, now: Instant) -> Effects {
         let mut fx = Effects::default();
         if self.node(i).state.is_terminal() {
             return fx;
@@ -606,7 +602,7 @@ impl<T> Core<T> {
         fx
     }
 
-    fn cancel_one(&mut self, i: u32, reason: CancelReason, now: Instant, fx: &mut Effects<T>) {
+    fn cancel_one(&mut self, i: u32, reason: CancelReason, now: Instant, fx: &mut Effects) {
         if self.node(i).state == TaskState::Running {
             self.close_span(i, now, Outcome::Cancelled);
         }
@@ -614,7 +610,7 @@ impl<T> Core<T> {
         self.settle(i, TaskState::Cancelled, Some(error), now, fx);
     }
 
-    fn cancel_all(&mut self, reason: CancelReason, now: Instant, fx: &mut Effects<T>) {
+    fn cancel_all(&mut self, reason: CancelReason, now: Instant, fx: &mut Effects) {
         for i in 0..self.nodes.len() as u32 {
             if !self.node(i).state.is_terminal() {
                 self.cancel_one(i, reason.clone(), now, fx);
@@ -624,7 +620,7 @@ impl<T> Core<T> {
 
     /// Stops the run: tasks not yet started are cancelled, running ones
     /// finish (without further retries), tasks added later are cancelled.
-    pub(crate) fn stop(&mut self, now: Instant) -> Effects<T> {
+    pub(crate) fn stop(&mut self, now: Instant) -> Effects {
         let mut fx = Effects::default();
         self.stopped = true;
         for i in 0..self.nodes.len() as u32 {

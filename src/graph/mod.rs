@@ -105,6 +105,7 @@
 
 mod core;
 mod dot;
+mod edges;
 mod error;
 mod id;
 mod inputs;

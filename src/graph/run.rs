@@ -133,7 +133,7 @@ impl<T: Send + Sync + 'static> Graph<T> {
     /// [`spawn`](crate::spawn)) and returns a handle to watch and steer it.
     pub fn start(mut self) -> RunHandle<T> {
         let mut fx = Effects::default();
-        self.core.wake_runners(&mut fx);
+        self.core.prepare_run(&mut fx);
         let run = RunHandle {
             shared: Arc::new(Shared {
                 core: Mutex::new(self.core),
@@ -182,7 +182,7 @@ impl<T> Shared<T> {
 
 impl<T: Send + Sync + 'static> Shared<T> {
     /// Carries out transitions' effects, outside the lock.
-    fn apply(self: &Arc<Self>, fx: Effects<T>) {
+    fn apply(self: &Arc<Self>, fx: Effects) {
         for _ in 0..fx.runners {
             crate::spawn(run_ready(Arc::clone(self))).detach();
         }
@@ -459,6 +459,10 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// be awaited by a task of the same graph (it would wait for itself).
     pub async fn wait_all(&self) -> Report<T> {
         self.wait_until(|core| core.is_done().then_some(())).await;
+        // Task bodies (and what they captured) go when the run ends, not
+        // when its report does.
+        let retired = self.shared.lock().take_retired();
+        drop(retired);
         self.report()
     }
 
