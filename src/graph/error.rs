@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::TaskId;
+use super::{Resource, TaskId};
 
 /// The error type task bodies return (any error converts into it with `?`).
 pub type BoxError = Box<dyn Error + Send + Sync + 'static>;
@@ -81,6 +81,29 @@ pub enum GraphError {
         id: TaskId,
         /// Why it has no output.
         source: TaskError,
+    },
+    /// `task` demands more of a hard-capped resource (CPU slots, a hard
+    /// custom resource) than its cap: it could never run.
+    #[error("task `{task}` demands {demand} {resource}, more than the cap of {cap}")]
+    ExceedsCap {
+        /// The task being added.
+        task: TaskId,
+        /// The resource.
+        resource: Resource,
+        /// How much the task demands.
+        demand: u64,
+        /// The cap.
+        cap: u64,
+    },
+    /// `task` demands a custom resource the scheduler config does not declare.
+    #[error(
+        "task `{task}` demands resource `{resource}`, which the scheduler config does not declare"
+    )]
+    UnknownResource {
+        /// The task being added.
+        task: TaskId,
+        /// The undeclared resource's name.
+        resource: Arc<str>,
     },
     /// The run is over (every task reached a terminal state): nothing can be added.
     #[error("the run has finished; tasks can no longer be added")]

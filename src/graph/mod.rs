@@ -121,6 +121,7 @@ mod error;
 mod id;
 mod inputs;
 mod lane;
+mod policy;
 mod report;
 mod retry;
 mod run;
@@ -132,6 +133,10 @@ mod validate;
 pub use error::{BoxError, CancelReason, CyclePath, GraphError, TaskError};
 pub use id::TaskId;
 pub use inputs::Inputs;
+pub use policy::{
+    Blocked, BudgetFull, Cancelled, CustomResource, Demand, PauseControl, PauseError, PausedFrom,
+    ReadySet, Resource, ResourceKind, SchedulerConfig, LOOKAHEAD, MAX_BYPASS,
+};
 pub use report::{Attempt, AttemptOutcome, Report, TaskRecord};
 pub use retry::RetryPolicy;
 pub use run::{Graph, RunHandle};

@@ -1,0 +1,322 @@
+//! [`SchedulerConfig`]: budgets, aging and the pause timeout, from code or
+//! from the environment.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::EnvError;
+
+const CPU_SLOTS_ENV: &str = "FASTEXEC_CPU_SLOTS";
+const RAM_ENV: &str = "FASTEXEC_RAM_MB_SOFT";
+const VRAM_ENV: &str = "FASTEXEC_VRAM_MB_SOFT";
+const AGING_INTERVAL_ENV: &str = "FASTEXEC_AGING_INTERVAL_MS";
+const AGING_BOOST_ENV: &str = "FASTEXEC_AGING_BOOST";
+const PAUSE_TIMEOUT_ENV: &str = "FASTEXEC_PAUSE_TIMEOUT_MS";
+
+const MIB: u64 = 1024 * 1024;
+
+/// Whether a custom resource's cap may be exceeded by one task when nothing
+/// runs (soft) or never (hard).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ResourceKind {
+    /// Never exceeded; a task demanding more than the cap is refused at
+    /// submission.
+    Hard,
+    /// Exceeded by at most one task, and only while nothing else runs.
+    Soft,
+}
+
+/// A custom named resource with its cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomResource {
+    /// Its name, as used in [`Demand::resource`](crate::graph::Demand::resource).
+    pub name: Arc<str>,
+    /// How much of it running tasks may hold together.
+    pub cap: u64,
+    /// Hard or soft cap.
+    pub kind: ResourceKind,
+}
+
+/// How a graph run schedules its ready tasks: budgets, priority aging and
+/// the pause timeout.
+///
+/// | setting | default | environment variable |
+/// | --- | --- | --- |
+/// | CPU slots (hard cap) | unlimited | `FASTEXEC_CPU_SLOTS` (1 or more) |
+/// | RAM soft cap | none | `FASTEXEC_RAM_MB_SOFT` (MiB) |
+/// | VRAM soft cap | none | `FASTEXEC_VRAM_MB_SOFT` (MiB) |
+/// | aging interval | 1 s | `FASTEXEC_AGING_INTERVAL_MS` (1 or more) |
+/// | aging boost | 1 | `FASTEXEC_AGING_BOOST` (0 turns aging off) |
+/// | pause timeout | 10 s | `FASTEXEC_PAUSE_TIMEOUT_MS` (1 or more) |
+///
+/// ```
+/// use std::time::Duration;
+/// use fastexec::graph::{ResourceKind, SchedulerConfig};
+///
+/// let config = SchedulerConfig::new()
+///     .with_cpu_slots(8)
+///     .with_ram_soft_cap(16 << 30)
+///     .with_resource("licenses", 2, ResourceKind::Hard)
+///     .with_aging(Duration::from_millis(500), 2)
+///     .with_pause_timeout(Duration::from_secs(3));
+/// assert_eq!(config.cpu_slots(), Some(8));
+/// assert_eq!(config.vram_soft_cap(), None);
+/// assert_eq!(config.aging_interval(), Duration::from_millis(500));
+///
+/// // The same from the environment (here a map instead of the process's).
+/// let env = |name: &str| match name {
+///     "FASTEXEC_CPU_SLOTS" => Some("8".to_string()),
+///     "FASTEXEC_AGING_BOOST" => Some("two".to_string()),
+///     _ => None,
+/// };
+/// let err = SchedulerConfig::from_lookup(env).unwrap_err();
+/// assert_eq!(err.variable, "FASTEXEC_AGING_BOOST");
+/// assert_eq!(err.value, "two");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchedulerConfig {
+    cpu_slots: Option<u64>,
+    ram_soft_cap: Option<u64>,
+    vram_soft_cap: Option<u64>,
+    resources: Vec<CustomResource>,
+    aging_interval: Duration,
+    aging_boost: u32,
+    pause_timeout: Duration,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig::new()
+    }
+}
+
+impl SchedulerConfig {
+    /// The defaults: no caps, +1 priority per second waited, 10 s pause
+    /// timeout.
+    pub fn new() -> SchedulerConfig {
+        SchedulerConfig {
+            cpu_slots: None,
+            ram_soft_cap: None,
+            vram_soft_cap: None,
+            resources: Vec::new(),
+            aging_interval: Duration::from_secs(1),
+            aging_boost: 1,
+            pause_timeout: Duration::from_secs(10),
+        }
+    }
+
+    /// The defaults overridden by the `FASTEXEC_*` variables of the process
+    /// environment (see the table above).
+    ///
+    /// # Errors
+    ///
+    /// An [`EnvError`] naming the first variable whose value is invalid.
+    pub fn from_env() -> Result<SchedulerConfig, EnvError> {
+        SchedulerConfig::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Like [`from_env`](Self::from_env), reading variables through
+    /// `lookup` (a name to its value, `None` if unset).
+    ///
+    /// # Errors
+    ///
+    /// An [`EnvError`] naming the first variable whose value is invalid.
+    pub fn from_lookup(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<SchedulerConfig, EnvError> {
+        let mut config = SchedulerConfig::new();
+        let positive = "a whole number from 1 to 18446744073709551615";
+        if let Some(n) = parse(&lookup, CPU_SLOTS_ENV, positive, |n: &u64| *n > 0)? {
+            config.cpu_slots = Some(n);
+        }
+        let mib = "a whole number of MiB";
+        if let Some(n) = parse(&lookup, RAM_ENV, mib, |_: &u64| true)? {
+            config.ram_soft_cap = Some(n.saturating_mul(MIB));
+        }
+        if let Some(n) = parse(&lookup, VRAM_ENV, mib, |_: &u64| true)? {
+            config.vram_soft_cap = Some(n.saturating_mul(MIB));
+        }
+        let ms = "a whole number of milliseconds, 1 or more";
+        if let Some(n) = parse(&lookup, AGING_INTERVAL_ENV, ms, |n: &u64| *n > 0)? {
+            config.aging_interval = Duration::from_millis(n);
+        }
+        let boost = "a whole number from 0 to 4294967295";
+        if let Some(n) = parse(&lookup, AGING_BOOST_ENV, boost, |_: &u32| true)? {
+            config.aging_boost = n;
+        }
+        if let Some(n) = parse(&lookup, PAUSE_TIMEOUT_ENV, ms, |n: &u64| *n > 0)? {
+            config.pause_timeout = Duration::from_millis(n);
+        }
+        Ok(config)
+    }
+
+    /// At most `slots` CPU slots held by running tasks (a hard cap).
+    pub fn with_cpu_slots(mut self, slots: u64) -> SchedulerConfig {
+        self.cpu_slots = Some(slots);
+        self
+    }
+
+    /// A soft cap of `bytes` of RAM held by running tasks.
+    pub fn with_ram_soft_cap(mut self, bytes: u64) -> SchedulerConfig {
+        self.ram_soft_cap = Some(bytes);
+        self
+    }
+
+    /// A soft cap of `bytes` of VRAM held by running tasks.
+    pub fn with_vram_soft_cap(mut self, bytes: u64) -> SchedulerConfig {
+        self.vram_soft_cap = Some(bytes);
+        self
+    }
+
+    /// Declares the custom resource `name` with its cap (replacing an
+    /// earlier declaration of the same name).
+    pub fn with_resource(
+        mut self,
+        name: impl Into<Arc<str>>,
+        cap: u64,
+        kind: ResourceKind,
+    ) -> SchedulerConfig {
+        let name = name.into();
+        self.resources.retain(|r| r.name != name);
+        self.resources.push(CustomResource { name, cap, kind });
+        self
+    }
+
+    /// Ready tasks gain `boost` priority per `interval` waited (a zero
+    /// `boost` turns aging off; a zero `interval` counts as 1 ns).
+    pub fn with_aging(mut self, interval: Duration, boost: u32) -> SchedulerConfig {
+        self.aging_interval = interval;
+        self.aging_boost = boost;
+        self
+    }
+
+    /// How long a running task has to reach a checkpoint after a pause
+    /// request before it is cancelled.
+    pub fn with_pause_timeout(mut self, timeout: Duration) -> SchedulerConfig {
+        self.pause_timeout = timeout;
+        self
+    }
+
+    /// The CPU slot cap (`None`: unlimited).
+    pub fn cpu_slots(&self) -> Option<u64> {
+        self.cpu_slots
+    }
+
+    /// The RAM soft cap in bytes (`None`: none).
+    pub fn ram_soft_cap(&self) -> Option<u64> {
+        self.ram_soft_cap
+    }
+
+    /// The VRAM soft cap in bytes (`None`: none).
+    pub fn vram_soft_cap(&self) -> Option<u64> {
+        self.vram_soft_cap
+    }
+
+    /// The declared custom resources.
+    pub fn resources(&self) -> &[CustomResource] {
+        &self.resources
+    }
+
+    /// The aging interval.
+    pub fn aging_interval(&self) -> Duration {
+        self.aging_interval
+    }
+
+    /// The priority gained per aging interval.
+    pub fn aging_boost(&self) -> u32 {
+        self.aging_boost
+    }
+
+    /// The pause timeout.
+    pub fn pause_timeout(&self) -> Duration {
+        self.pause_timeout
+    }
+}
+
+/// Reads `variable`: `None` if unset, the value if it parses and is `valid`.
+fn parse<T: std::str::FromStr>(
+    lookup: &impl Fn(&str) -> Option<String>,
+    variable: &'static str,
+    expected: &'static str,
+    valid: impl Fn(&T) -> bool,
+) -> Result<Option<T>, EnvError> {
+    let Some(value) = lookup(variable) else {
+        return Ok(None);
+    };
+    match value.trim().parse::<T>() {
+        Ok(n) if valid(&n) => Ok(Some(n)),
+        _ => Err(EnvError {
+            variable,
+            value,
+            expected,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn from(pairs: &[(&str, &str)]) -> Result<SchedulerConfig, EnvError> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        SchedulerConfig::from_lookup(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn nothing_set_gives_the_defaults() {
+        assert_eq!(from(&[]).unwrap(), SchedulerConfig::default());
+    }
+
+    #[test]
+    fn every_variable_is_read() {
+        let config = from(&[
+            ("FASTEXEC_CPU_SLOTS", "4"),
+            ("FASTEXEC_RAM_MB_SOFT", " 2048 "),
+            ("FASTEXEC_VRAM_MB_SOFT", "8"),
+            ("FASTEXEC_AGING_INTERVAL_MS", "250"),
+            ("FASTEXEC_AGING_BOOST", "0"),
+            ("FASTEXEC_PAUSE_TIMEOUT_MS", "1500"),
+        ])
+        .unwrap();
+        assert_eq!(config.cpu_slots(), Some(4));
+        assert_eq!(config.ram_soft_cap(), Some(2048 * MIB));
+        assert_eq!(config.vram_soft_cap(), Some(8 * MIB));
+        assert_eq!(config.aging_interval(), Duration::from_millis(250));
+        assert_eq!(config.aging_boost(), 0);
+        assert_eq!(config.pause_timeout(), Duration::from_millis(1500));
+    }
+
+    #[test]
+    fn a_bad_value_names_the_variable_and_the_value() {
+        let cases = [
+            ("FASTEXEC_CPU_SLOTS", "0"),
+            ("FASTEXEC_CPU_SLOTS", "-1"),
+            ("FASTEXEC_RAM_MB_SOFT", "lots"),
+            ("FASTEXEC_VRAM_MB_SOFT", "1.5"),
+            ("FASTEXEC_AGING_INTERVAL_MS", "0"),
+            ("FASTEXEC_AGING_BOOST", "4294967296"),
+            ("FASTEXEC_PAUSE_TIMEOUT_MS", ""),
+        ];
+        for (variable, value) in cases {
+            let err = from(&[(variable, value)]).unwrap_err();
+            assert_eq!((err.variable, err.value.as_str()), (variable, value));
+            assert!(err
+                .to_string()
+                .starts_with(&format!("{variable}={value:?} is invalid")));
+        }
+    }
+
+    #[test]
+    fn resources_are_replaced_by_name() {
+        let config = SchedulerConfig::new()
+            .with_resource("gpu", 1, ResourceKind::Hard)
+            .with_resource("gpu", 2, ResourceKind::Soft);
+        assert_eq!(config.resources().len(), 1);
+        assert_eq!(config.resources()[0].cap, 2);
+        assert_eq!(config.resources()[0].kind, ResourceKind::Soft);
+    }
+}

@@ -1,0 +1,268 @@
+//! Pausing a running task at its checkpoints: [`PauseControl`].
+//!
+//! # Protocol
+//!
+//! One `PauseControl` per running task, shared (cloned) between the core,
+//! which requests, resumes and cancels, and the body, which awaits
+//! [`checkpoint`](PauseControl::checkpoint) where it can stop safely. A
+//! mutex guards the phase:
+//!
+//! ```text
+//! Running ──request_pause──▶ Requested ──checkpoint──▶ Paused
+//!    ▲                           │                        │
+//!    └─────────── resume ────────┴────────────────────────┘
+//! any ──cancel, or no checkpoint within the timeout──▶ Cancelled (final)
+//! ```
+//!
+//! Every change of phase happens under the lock and is followed by a
+//! notification of one [`Event`]; a waiter (the body in `checkpoint`, the
+//! requester in `acknowledged`) registers its listener *under the lock*,
+//! after reading the phase, so a change made after that read notifies it:
+//! no wake-up is lost and nothing polls. The timeout of `acknowledged` is
+//! decided under the lock too: if the phase is still `Requested` when the
+//! deadline passes, it becomes `Cancelled` there, so a task is never both
+//! acknowledged and timed out.
+//!
+//! Pausing a `Pending` or `Ready` task involves no body: the core takes it
+//! out of the ready set at once and records a [`PausedFrom`], which resume
+//! turns back into the state to restore.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use event_listener::Event;
+
+use crate::graph::TaskState;
+use crate::time::timeout_at;
+
+/// The state a paused task was in, which resume restores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PausedFrom {
+    /// Waiting for dependencies (paused at once).
+    Pending,
+    /// Ready, waiting for a worker (paused at once; it leaves the ready set).
+    Ready,
+    /// Running, stopped at a checkpoint.
+    Running,
+}
+
+impl PausedFrom {
+    /// The state resume restores.
+    ///
+    /// ```
+    /// use fastexec::graph::{PausedFrom, TaskState};
+    ///
+    /// let from = PausedFrom::from_state(TaskState::Ready).unwrap();
+    /// assert_eq!(from.state(), TaskState::Ready);
+    /// assert_eq!(PausedFrom::from_state(TaskState::Completed), None);
+    /// ```
+    pub fn state(self) -> TaskState {
+        match self {
+            PausedFrom::Pending => TaskState::Pending,
+            PausedFrom::Ready => TaskState::Ready,
+            PausedFrom::Running => TaskState::Running,
+        }
+    }
+
+    /// The `PausedFrom` for a task in `state`, or `None` if a task in that
+    /// state cannot be paused (it is finished).
+    pub fn from_state(state: TaskState) -> Option<PausedFrom> {
+        match state {
+            TaskState::Pending => Some(PausedFrom::Pending),
+            TaskState::Ready => Some(PausedFrom::Ready),
+            TaskState::Running => Some(PausedFrom::Running),
+            _ => None,
+        }
+    }
+}
+
+/// A checkpoint found the task cancelled: the body should return (with `?`,
+/// it converts into the body's error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the task was cancelled")]
+pub struct Cancelled;
+
+/// Why a pause request was not acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PauseError {
+    /// No checkpoint came within the pause timeout; the task is now
+    /// cancelled (the core records it as timed out).
+    #[error("no checkpoint within the pause timeout of {0:?}; the task is cancelled")]
+    TimedOut(Duration),
+    /// The task was cancelled before it reached a checkpoint.
+    #[error("the task was cancelled before it reached a checkpoint")]
+    Cancelled,
+    /// The task was resumed (or never asked to pause) before it reached a
+    /// checkpoint.
+    #[error("no pause is pending: the task was resumed before it reached a checkpoint")]
+    NotPaused,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Running,
+    Requested,
+    Paused,
+    Cancelled,
+}
+
+#[derive(Debug)]
+struct Inner {
+    phase: Mutex<Phase>,
+    /// Notified after every change of `phase`.
+    changed: Event,
+}
+
+/// The pause switch of one running task: the core requests, resumes and
+/// cancels; the body awaits [`checkpoint`](Self::checkpoint).
+///
+/// ```
+/// use std::time::Duration;
+/// use fastexec::graph::PauseControl;
+///
+/// let control = PauseControl::new();
+/// let body_side = control.clone();
+/// fastexec::block_on(async move {
+///     control.request_pause();
+///     let body = fastexec::spawn(async move {
+///         body_side.checkpoint().await // waits here until resumed
+///     });
+///     control.acknowledged(Duration::from_secs(10)).await.unwrap();
+///     assert!(control.is_paused());
+///     control.resume();
+///     assert_eq!(body.await.unwrap(), Ok(()));
+/// });
+/// ```
+#[derive(Debug, Clone)]
+pub struct PauseControl {
+    inner: Arc<Inner>,
+}
+
+impl Default for PauseControl {
+    fn default() -> Self {
+        PauseControl::new()
+    }
+}
+
+impl PauseControl {
+    /// A control for a task that is running, with no pause requested.
+    pub fn new() -> PauseControl {
+        PauseControl {
+            inner: Arc::new(Inner {
+                phase: Mutex::new(Phase::Running),
+                changed: Event::new(),
+            }),
+        }
+    }
+
+    fn phase(&self) -> MutexGuard<'_, Phase> {
+        self.inner.phase.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Moves from `from` (any of them) to `to`; returns whether it moved.
+    fn transition(&self, from: &[Phase], to: Phase) -> bool {
+        let mut phase = self.phase();
+        if !from.contains(&phase) {
+            return false;
+        }
+        *phase = to;
+        drop(phase);
+        self.inner.changed.notify(usize::MAX);
+        true
+    }
+
+    /// Asks the body to pause at its next checkpoint. Returns `false` (and
+    /// changes nothing) unless the task was running without a request.
+    pub fn request_pause(&self) -> bool {
+        self.transition(&[Phase::Running], Phase::Requested)
+    }
+
+    /// Withdraws a pause request, or lets a paused body go on. Returns
+    /// whether there was one of the two.
+    pub fn resume(&self) -> bool {
+        self.transition(&[Phase::Requested, Phase::Paused], Phase::Running)
+    }
+
+    /// Cancels: the next (or current) checkpoint returns `Err(Cancelled)`.
+    /// Idempotent; returns whether this call cancelled.
+    pub fn cancel(&self) -> bool {
+        let from = [Phase::Running, Phase::Requested, Phase::Paused];
+        self.transition(&from, Phase::Cancelled)
+    }
+
+    /// Whether the body is stopped at a checkpoint.
+    pub fn is_paused(&self) -> bool {
+        *self.phase() == Phase::Paused
+    }
+
+    /// Whether a pause was requested and no checkpoint has come yet.
+    pub fn is_pause_requested(&self) -> bool {
+        *self.phase() == Phase::Requested
+    }
+
+    /// Whether the task was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        *self.phase() == Phase::Cancelled
+    }
+
+    /// Where a body may stop: returns at once unless a pause is requested;
+    /// then marks the task paused, tells the requester, and waits for
+    /// [`resume`](Self::resume) (`Ok`) or [`cancel`](Self::cancel)
+    /// (`Err(Cancelled)`).
+    ///
+    /// # Errors
+    ///
+    /// [`Cancelled`] if the task is (or gets, while paused) cancelled.
+    pub async fn checkpoint(&self) -> Result<(), Cancelled> {
+        loop {
+            let listener = {
+                let mut phase = self.phase();
+                match *phase {
+                    Phase::Running => return Ok(()),
+                    Phase::Cancelled => return Err(Cancelled),
+                    Phase::Requested => {
+                        *phase = Phase::Paused;
+                        let listener = self.inner.changed.listen();
+                        drop(phase);
+                        self.inner.changed.notify(usize::MAX);
+                        listener
+                    }
+                    Phase::Paused => self.inner.changed.listen(),
+                }
+            };
+            listener.await;
+        }
+    }
+
+    /// For the requester, after [`request_pause`](Self::request_pause):
+    /// resolves `Ok` once the body is paused at a checkpoint. If none comes
+    /// within `timeout`, cancels the task and returns
+    /// [`PauseError::TimedOut`]; the core then aborts the body and records a
+    /// timeout error.
+    ///
+    /// # Errors
+    ///
+    /// [`PauseError`]: timed out (the task is now cancelled), cancelled by
+    /// someone else, or resumed before a checkpoint.
+    pub async fn acknowledged(&self, timeout: Duration) -> Result<(), PauseError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let listener = {
+                let phase = self.phase();
+                match *phase {
+                    Phase::Paused => return Ok(()),
+                    Phase::Cancelled => return Err(PauseError::Cancelled),
+                    Phase::Running => return Err(PauseError::NotPaused),
+                    Phase::Requested => self.inner.changed.listen(),
+                }
+            };
+            if timeout_at(deadline, listener).await.is_err()
+                && self.transition(&[Phase::Requested], Phase::Cancelled)
+            {
+                return Err(PauseError::TimedOut(timeout));
+            }
+            // Woken, or the deadline raced with a change: read the phase again.
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! [`Blocked`]: why a task is not running.
+
+use std::fmt;
+
+use super::budget::BudgetFull;
+use super::pause::PausedFrom;
+use crate::graph::{TaskId, TaskState};
+
+/// Why a task is not running right now. The core fills it in for any task
+/// that is not `Running`.
+///
+/// ```
+/// use fastexec::graph::{Blocked, PausedFrom, TaskId, TaskState};
+///
+/// let why = Blocked::WaitingOn(vec![TaskId::from("fetch"), TaskId::from("parse")]);
+/// assert_eq!(why.to_string(), "waiting on 2 dependencies: `fetch`, `parse`");
+/// let why = Blocked::Paused { from: PausedFrom::Ready };
+/// assert_eq!(why.to_string(), "paused; resumes as ready");
+/// assert_eq!(
+///     Blocked::Finished(TaskState::Completed).to_string(),
+///     "not running: finished (completed)"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Blocked {
+    /// The run has not started.
+    NotStarted,
+    /// Dependencies that have not completed yet.
+    WaitingOn(Vec<TaskId>),
+    /// Ready, but a budget cannot fit its demand.
+    BudgetFull(BudgetFull),
+    /// Ready, and this many ready tasks rank above it.
+    Outranked {
+        /// How many ready tasks go first.
+        by: usize,
+    },
+    /// Paused; resume restores the state it was paused from.
+    Paused {
+        /// The state it was paused from.
+        from: PausedFrom,
+    },
+    /// It reached a terminal state.
+    Finished(TaskState),
+}
+
+impl fmt::Display for Blocked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Blocked::NotStarted => f.write_str("the run has not started"),
+            Blocked::WaitingOn(ids) => {
+                let noun = if ids.len() == 1 {
+                    "dependency"
+                } else {
+                    "dependencies"
+                };
+                write!(f, "waiting on {} {noun}: ", ids.len())?;
+                for (i, id) in ids.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "`{id}`")?;
+                }
+                Ok(())
+            }
+            Blocked::BudgetFull(full) => write!(f, "ready, but {full}"),
+            Blocked::Outranked { by } => {
+                let noun = if *by == 1 { "task" } else { "tasks" };
+                write!(f, "ready, outranked by {by} ready {noun}")
+            }
+            Blocked::Paused { from } => write!(f, "paused; resumes as {}", from.state()),
+            Blocked::Finished(state) => write!(f, "not running: finished ({state})"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Resource;
+
+    #[test]
+    fn every_reason_reads_as_a_sentence() {
+        let cases = [
+            (Blocked::NotStarted, "the run has not started"),
+            (
+                Blocked::WaitingOn(vec![TaskId::from("a")]),
+                "waiting on 1 dependency: `a`",
+            ),
+            (
+                Blocked::BudgetFull(BudgetFull {
+                    resource: Resource::Ram,
+                    demand: 300,
+                    in_use: 800,
+                    cap: 1000,
+                }),
+                "ready, but budget full: needs 300 bytes of RAM, 800 in use of 1000",
+            ),
+            (
+                Blocked::Outranked { by: 1 },
+                "ready, outranked by 1 ready task",
+            ),
+            (
+                Blocked::Outranked { by: 7 },
+                "ready, outranked by 7 ready tasks",
+            ),
+            (
+                Blocked::Paused {
+                    from: PausedFrom::Running,
+                },
+                "paused; resumes as running",
+            ),
+            (
+                Blocked::Finished(TaskState::UpstreamFailed),
+                "not running: finished (upstream-failed)",
+            ),
+        ];
+        for (why, text) in cases {
+            assert_eq!(why.to_string(), text);
+        }
+    }
+}
