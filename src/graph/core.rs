@@ -17,16 +17,18 @@
 //! runners, up to `max_runners`. So a node pushed while the queue looked
 //! empty to a leaving runner is always seen by a runner alive or asked for.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::mem;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::edges::Edges;
 use super::inputs::Outputs;
+use super::policy::Budget;
 use super::report::AttemptOutcome as Outcome;
 use super::task::{Body, Task};
 use super::validate::{validate, Dep};
+use super::{Blocked, Demand, PauseControl, PauseError, PausedFrom, ReadySet, SchedulerConfig};
 use super::{CancelReason, GraphError, RetryPolicy, TaskError, TaskId, TaskState};
 use crate::JoinHandle;
 
@@ -39,6 +41,8 @@ pub(crate) struct Spec<T> {
     pub(crate) body: Body<T>,
     pub(crate) retry: RetryPolicy,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) priority: i32,
+    pub(crate) demand: Demand,
 }
 
 pub(crate) struct Node<T> {
@@ -63,6 +67,31 @@ pub(crate) struct Node<T> {
     handle: Option<JoinHandle<()>>,
     /// Index in `Core::spans` of the attempt in progress.
     open_span: Option<u32>,
+    /// When it last became ready: a task paused while ready resumes with
+    /// the priority it had aged to.
+    ready_since: Option<Instant>,
+    /// Whether it holds its demand against the budget (while running).
+    holds_budget: bool,
+    /// The state a paused task resumes to.
+    paused_from: Option<PausedFrom>,
+    /// Its pause switch, made when a pause is first requested while it runs
+    /// (the body reaches it through `Inputs::checkpoint`).
+    control: Option<PauseControl>,
+}
+
+impl<T> Node<T> {
+    fn spec(&self) -> &Spec<T> {
+        self.spec
+            .as_ref()
+            .expect("a node that has not ended keeps its spec")
+    }
+
+    /// Whether its attempt in progress (if any) still counts: running, or
+    /// paused at a checkpoint of that attempt.
+    fn attempt_counts(&self) -> bool {
+        self.state == TaskState::Running
+            || (self.state == TaskState::Paused && self.paused_from == Some(PausedFrom::Running))
+    }
 }
 
 /// One attempt of one task.
@@ -100,36 +129,18 @@ pub(crate) struct AttemptStart<T> {
     pub(crate) outputs: Outputs<T>,
 }
 
-/// The graph-level ready set, behind the two operations dispatch needs, so a
-/// policy (priorities, budgets) can replace it without touching the rest.
-/// With default settings it is a FIFO: ready nodes run in the order they
-/// became ready. Entries of nodes cancelled while queued are skipped by
-/// [`Core::pop_ready`] rather than searched for and removed.
-#[derive(Default)]
-struct ReadyQueue {
-    fifo: VecDeque<u32>,
-}
-
-impl ReadyQueue {
-    fn push_ready(&mut self, node: u32) {
-        self.fifo.push_back(node);
-    }
-
-    fn pop_ready(&mut self, _now: Instant) -> Option<u32> {
-        self.fifo.pop_front()
-    }
-
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-}
-
 pub(crate) struct Core<T> {
     pub(crate) nodes: Vec<Node<T>>,
     /// Shared with reports taken after the run (copied on write if a task
     /// is added while a report holds it).
     pub(crate) index: Arc<HashMap<TaskId, u32>>,
-    ready: ReadyQueue,
+    /// Ready tasks by effective priority (see `policy`): with default
+    /// priorities and no budget, a FIFO behind `push_ready`/`next_attempt`.
+    ready: ReadySet,
+    budget: Budget,
+    /// Whether any cap is set: without one, dispatch skips the budget.
+    budgeted: bool,
+    pub(crate) pause_timeout: Duration,
     /// Runners alive (see the module docs) and the most there may be.
     runners: u32,
     max_runners: u32,
@@ -148,12 +159,19 @@ pub(crate) struct Core<T> {
     retired: Vec<Arc<Spec<T>>>,
 }
 
-impl<T> Default for Core<T> {
-    fn default() -> Self {
+impl<T> Core<T> {
+    pub(crate) fn new(config: &SchedulerConfig) -> Self {
+        let budgeted = config.cpu_slots().is_some()
+            || config.ram_soft_cap().is_some()
+            || config.vram_soft_cap().is_some()
+            || !config.resources().is_empty();
         Core {
             nodes: Vec::new(),
             index: Arc::default(),
-            ready: ReadyQueue::default(),
+            ready: ReadySet::new(config.aging_interval(), config.aging_boost()),
+            budget: Budget::new(config),
+            budgeted,
+            pause_timeout: config.pause_timeout(),
             runners: 0,
             max_runners: default_runners(),
             live: 0,
@@ -217,10 +235,15 @@ impl<T> Core<T> {
             tasks.iter().map(|t| (&t.id, t.deps.as_slice())).collect();
         let plan = validate(&self.index, &pairs)?;
         drop(pairs);
+        for task in &tasks {
+            self.budget.check_submission(&task.id, &task.demand)?;
+        }
         let mut slots: Vec<Option<Task<T>>> = tasks.into_iter().map(Some).collect();
         let mut node_of = vec![0u32; slots.len()];
         let mut effects = Effects::default();
         self.nodes.reserve(slots.len());
+        self.ready.reserve_nodes(self.nodes.len() + slots.len());
+        let now = Instant::now();
         Arc::make_mut(&mut self.index).reserve(slots.len());
         for &member in &plan.order {
             let deps = plan.deps[member].iter().map(|d| match *d {
@@ -229,7 +252,7 @@ impl<T> Core<T> {
             });
             let deps: Edges = deps.collect();
             let task = slots[member].take().expect("each member is inserted once");
-            node_of[member] = self.insert(task, deps, &mut effects);
+            node_of[member] = self.insert(task, deps, now, &mut effects);
         }
         if running {
             self.wake_runners(&mut effects);
@@ -237,7 +260,7 @@ impl<T> Core<T> {
         Ok(effects)
     }
 
-    fn insert(&mut self, task: Task<T>, deps: Edges, effects: &mut Effects) -> u32 {
+    fn insert(&mut self, task: Task<T>, deps: Edges, now: Instant, effects: &mut Effects) -> u32 {
         let me = u32::try_from(self.nodes.len()).expect("more than u32::MAX tasks");
         let (state, unmet, error) = self.initial_state(&deps);
         let dep_ids = deps.iter().map(|&d| self.node(d).id.clone());
@@ -247,6 +270,8 @@ impl<T> Core<T> {
             body: task.body,
             retry: task.retry,
             timeout: task.timeout,
+            priority: task.priority,
+            demand: task.demand,
         });
         for &d in deps.iter() {
             self.node_mut(d).dependents.push(me);
@@ -266,6 +291,10 @@ impl<T> Core<T> {
             output: None,
             handle: None,
             open_span: None,
+            ready_since: None,
+            holds_budget: false,
+            paused_from: None,
+            control: None,
         });
         if state.is_terminal() {
             effects.changed = true;
@@ -273,7 +302,7 @@ impl<T> Core<T> {
             self.live += 1;
         }
         if state == TaskState::Ready {
-            self.ready.push_ready(me);
+            self.push_ready(me, now);
         }
         me
     }
@@ -344,6 +373,14 @@ impl<T> Core<T> {
         self.wake_runners(fx);
     }
 
+    /// Puts node `i` in the ready set, ready since `now`.
+    fn push_ready(&mut self, i: u32, now: Instant) {
+        self.node_mut(i).ready_since = Some(now);
+        let node = self.node(i);
+        let (id, priority) = (node.id.clone(), node.spec().priority);
+        self.ready.insert(i, id, priority, now);
+    }
+
     /// Asks for runners while ready nodes outnumber them (see the module docs).
     pub(crate) fn wake_runners(&mut self, fx: &mut Effects) {
         let queued = u32::try_from(self.ready.len()).unwrap_or(u32::MAX);
@@ -355,14 +392,20 @@ impl<T> Core<T> {
     /// For a runner: the next ready node's attempt, begun. `None` means the
     /// queue is empty and the runner must leave (it is no longer counted).
     pub(crate) fn next_attempt(&mut self, now: Instant, lane: u32) -> Option<AttemptStart<T>> {
-        while let Some(i) = self.ready.pop_ready(now) {
-            // Nodes cancelled while queued stay in the queue: skip them.
-            if self.node(i).state == TaskState::Ready {
-                return Some(self.start_attempt(i, now, lane));
-            }
+        let (nodes, budget, budgeted) = (&self.nodes, &self.budget, self.budgeted);
+        let fits = |n: u32| !budgeted || budget.check(&nodes[n as usize].spec().demand).is_ok();
+        let Some(i) = self.ready.pop_best(now, fits) else {
+            self.runners -= 1;
+            return None;
+        };
+        debug_assert_eq!(self.node(i).state, TaskState::Ready);
+        if self.budgeted {
+            let demand = &self.nodes[i as usize].spec().demand;
+            let taken = self.budget.try_acquire(demand);
+            taken.expect("it fit a moment ago, under the same lock");
+            self.node_mut(i).holds_budget = true;
         }
-        self.runners -= 1;
-        None
+        Some(self.start_attempt(i, now, lane))
     }
 
     /// Keeps the driver's handle so the task can be aborted; gives it back if
@@ -371,7 +414,7 @@ impl<T> Core<T> {
     /// may still be releasing dependents and must not be aborted.
     pub(crate) fn attach(&mut self, i: u32, handle: JoinHandle<()>) -> Option<JoinHandle<()>> {
         match self.node(i).state {
-            TaskState::Running => {
+            TaskState::Running | TaskState::Paused => {
                 self.node_mut(i).handle = Some(handle);
                 None
             }
@@ -472,8 +515,17 @@ impl<T> Core<T> {
         now: Instant,
         fx: &mut Effects,
     ) {
+        if self.node(i).state == TaskState::Ready {
+            self.ready.remove(i);
+        }
+        let released = self.release_budget(i);
         let node = self.node_mut(i);
         debug_assert!(!node.state.is_terminal());
+        if let Some(control) = node.control.take() {
+            // Wakes a body waiting at a checkpoint (its driver is aborted too).
+            control.cancel();
+        }
+        node.paused_from = None;
         node.state = state;
         node.error = error;
         if node.start.is_some() {
@@ -494,12 +546,30 @@ impl<T> Core<T> {
             self.finished_at = Some(now);
             fx.finished = true;
         }
+        if released {
+            self.wake_runners(fx);
+        }
+    }
+
+    /// Gives back node `i`'s demand if it holds one; says whether it did.
+    fn release_budget(&mut self, i: u32) -> bool {
+        let node = &mut self.nodes[i as usize];
+        if !std::mem::take(&mut node.holds_budget) {
+            return false;
+        }
+        let demand = &node
+            .spec
+            .as_ref()
+            .expect("a running node has its spec")
+            .demand;
+        self.budget.release(demand);
+        true
     }
 
     /// The attempt of node `i` produced `output`. Releases dependents by
     /// decrementing their counters: O(out-degree).
     fn complete(&mut self, i: u32, output: T, now: Instant, fx: &mut Effects) {
-        if self.node(i).state != TaskState::Running {
+        if !self.node(i).attempt_counts() {
             return; // cancelled while the attempt ran: the output is dropped
         }
         self.close_span(i, now, Outcome::Completed);
@@ -508,11 +578,13 @@ impl<T> Core<T> {
         let dependents = mem::take(&mut self.node_mut(i).dependents);
         for &d in dependents.iter() {
             let dep = self.node_mut(d);
-            if dep.state == TaskState::Pending {
+            let paused_pending = dep.paused_from == Some(PausedFrom::Pending);
+            if dep.state == TaskState::Pending || paused_pending {
                 dep.unmet -= 1;
-                if dep.unmet == 0 {
+                // A paused one becomes ready when it is resumed.
+                if dep.unmet == 0 && !paused_pending {
                     dep.state = TaskState::Ready;
-                    self.ready.push_ready(d);
+                    self.push_ready(d, now);
                 }
             }
         }
@@ -528,16 +600,12 @@ impl<T> Core<T> {
         now: Instant,
         fx: &mut Effects,
     ) -> Option<Duration> {
-        if self.node(i).state != TaskState::Running {
+        if !self.node(i).attempt_counts() {
             return None;
         }
         self.close_span(i, now, outcome_of(&error));
         let node = self.node(i);
-        let retry = &node
-            .spec
-            .as_ref()
-            .expect("a running node has its spec")
-            .retry;
+        let retry = &node.spec().retry;
         if node.attempts < retry.max_attempts() && !self.stopped {
             let delay = retry.jittered_backoff(node.attempts);
             self.node_mut(i).error = Some(error);
@@ -580,21 +648,27 @@ impl<T> Core<T> {
                 continue;
             }
             let (state, error) = verdict(d);
-            if self.node(d).state == TaskState::Running {
-                self.close_span(d, now, Outcome::Cancelled);
-            }
+            self.close_span(d, now, Outcome::Cancelled);
             self.settle(d, state, Some(error), now, fx);
             stack.extend_from_slice(&self.node(d).dependents);
         }
     }
 
     /// Cancels node `i` (if not terminal) and its dependents, transitively.
+    /// Idempotent: cancelling a task that has ended does nothing.
     pub(crate) fn cancel(&mut self, i: u32, reason: CancelReason, now: Instant) -> Effects {
+        self.cancel_with(i, TaskError::Cancelled(reason), now)
+    }
+
+    /// Cancels node `i` (if not terminal) recording `error`, and its
+    /// dependents, transitively.
+    fn cancel_with(&mut self, i: u32, error: TaskError, now: Instant) -> Effects {
         let mut fx = Effects::default();
         if self.node(i).state.is_terminal() {
             return fx;
         }
-        self.cancel_one(i, reason, now, &mut fx);
+        self.close_span(i, now, Outcome::Cancelled);
+        self.settle(i, TaskState::Cancelled, Some(error), now, &mut fx);
         let origin = self.inherited_cancel(i);
         self.doom_dependents(i, now, &mut fx, |_| {
             (TaskState::Cancelled, TaskError::Cancelled(origin.clone()))
@@ -603,9 +677,7 @@ impl<T> Core<T> {
     }
 
     fn cancel_one(&mut self, i: u32, reason: CancelReason, now: Instant, fx: &mut Effects) {
-        if self.node(i).state == TaskState::Running {
-            self.close_span(i, now, Outcome::Cancelled);
-        }
+        self.close_span(i, now, Outcome::Cancelled);
         let error = TaskError::Cancelled(reason);
         self.settle(i, TaskState::Cancelled, Some(error), now, fx);
     }
@@ -620,15 +692,143 @@ impl<T> Core<T> {
 
     /// Stops the run: tasks not yet started are cancelled, running ones
     /// finish (without further retries), tasks added later are cancelled.
+    /// Paused tasks are cancelled too: nothing would resume them.
     pub(crate) fn stop(&mut self, now: Instant) -> Effects {
         let mut fx = Effects::default();
         self.stopped = true;
         for i in 0..self.nodes.len() as u32 {
-            if matches!(self.node(i).state, TaskState::Pending | TaskState::Ready) {
+            let state = self.node(i).state;
+            if matches!(
+                state,
+                TaskState::Pending | TaskState::Ready | TaskState::Paused
+            ) {
                 self.cancel_one(i, CancelReason::Stopped, now, &mut fx);
             }
         }
         fx
+    }
+
+    /// Pauses node `i`: a pending or ready task at once; for a running one,
+    /// requests a pause at its next checkpoint and returns its control, on
+    /// which the caller awaits the acknowledgement (outside the lock).
+    pub(crate) fn pause(&mut self, i: u32) -> Result<Option<PauseControl>, GraphError> {
+        let state = self.node(i).state;
+        match state {
+            TaskState::Pending | TaskState::Ready => {
+                if state == TaskState::Ready {
+                    self.ready.remove(i);
+                }
+                let node = self.node_mut(i);
+                node.paused_from = PausedFrom::from_state(state);
+                node.state = TaskState::Paused;
+                Ok(None)
+            }
+            TaskState::Running => {
+                let node = self.node_mut(i);
+                let control = node.control.get_or_insert_with(PauseControl::new).clone();
+                control.request_pause();
+                Ok(Some(control))
+            }
+            TaskState::Paused => Ok(None),
+            _ => Err(self.ended(i)),
+        }
+    }
+
+    /// How a pause request on running node `i` ended (see [`Core::pause`]):
+    /// paused at a checkpoint, or cancelled with a timeout error because no
+    /// checkpoint came in time.
+    pub(crate) fn pause_settled(
+        &mut self,
+        i: u32,
+        outcome: Result<(), PauseError>,
+        now: Instant,
+    ) -> Effects {
+        match outcome {
+            Ok(()) if self.node(i).state == TaskState::Running => {
+                let node = self.node_mut(i);
+                node.state = TaskState::Paused;
+                node.paused_from = Some(PausedFrom::Running);
+                Effects::default()
+            }
+            Err(PauseError::TimedOut(d)) => self.cancel_with(i, TaskError::TimedOut(d), now),
+            _ => Effects::default(),
+        }
+    }
+
+    /// Resumes node `i` into the state it was paused from (a task paused
+    /// while pending whose dependencies completed meanwhile becomes ready;
+    /// one paused while ready keeps the priority it had aged to). On a
+    /// running task it withdraws a pause request not yet acknowledged.
+    pub(crate) fn resume(&mut self, i: u32, now: Instant) -> Result<Effects, GraphError> {
+        let mut fx = Effects::default();
+        let node = self.node_mut(i);
+        match node.state {
+            TaskState::Paused => match node.paused_from.take() {
+                Some(PausedFrom::Pending) if node.unmet > 0 => node.state = TaskState::Pending,
+                Some(PausedFrom::Pending) => {
+                    node.state = TaskState::Ready;
+                    self.push_ready(i, now);
+                    self.wake_runners(&mut fx);
+                }
+                Some(PausedFrom::Ready) => {
+                    node.state = TaskState::Ready;
+                    let since = node.ready_since.unwrap_or(now);
+                    let (id, priority) = (node.id.clone(), node.spec().priority);
+                    self.ready.insert(i, id, priority, since);
+                    self.wake_runners(&mut fx);
+                }
+                Some(PausedFrom::Running) | None => {
+                    node.state = TaskState::Running;
+                    if let Some(control) = &node.control {
+                        control.resume();
+                    }
+                }
+            },
+            TaskState::Running => {
+                if let Some(control) = &node.control {
+                    control.resume();
+                }
+            }
+            TaskState::Pending | TaskState::Ready => {}
+            _ => return Err(self.ended(i)),
+        }
+        Ok(fx)
+    }
+
+    /// The pause switch of running node `i`, if a pause was ever requested.
+    pub(crate) fn control(&self, i: u32) -> Option<PauseControl> {
+        self.node(i).control.clone()
+    }
+
+    /// Why node `i` is not running; `None` if it is.
+    pub(crate) fn why(&self, i: u32, now: Instant) -> Option<Blocked> {
+        let node = self.node(i);
+        Some(match node.state {
+            TaskState::Running => return None,
+            TaskState::Pending => {
+                let waiting = node.deps.iter().map(|&d| self.node(d));
+                let waiting = waiting.filter(|d| d.state != TaskState::Completed);
+                Blocked::WaitingOn(waiting.map(|d| d.id.clone()).collect())
+            }
+            TaskState::Paused => Blocked::Paused {
+                from: node.paused_from.unwrap_or(PausedFrom::Running),
+            },
+            TaskState::Ready => match self.budget.check(&node.spec().demand) {
+                Err(full) if self.budgeted => Blocked::BudgetFull(full),
+                _ => Blocked::Outranked {
+                    by: self.ready.outranked_by(i, now),
+                },
+            },
+            state => Blocked::Finished(state),
+        })
+    }
+
+    fn ended(&self, i: u32) -> GraphError {
+        let node = self.node(i);
+        GraphError::TaskEnded {
+            id: node.id.clone(),
+            state: node.state,
+        }
     }
 }
 

@@ -4,7 +4,7 @@ use std::ops::Index;
 use std::sync::Arc;
 
 use super::core::Spec;
-use super::{GraphError, RunHandle, Task, TaskId};
+use super::{Cancelled, GraphError, RunHandle, Task, TaskId};
 
 /// A task's dependencies' outputs (in the order the dependencies were
 /// declared), which attempt this is, and a handle to the running graph (to
@@ -33,6 +33,7 @@ use super::{GraphError, RunHandle, Task, TaskId};
 /// assert_eq!(report.output("greet").unwrap(), "hello, world!");
 /// ```
 pub struct Inputs<T> {
+    pub(crate) node: u32,
     pub(crate) spec: Arc<Spec<T>>,
     pub(crate) attempt: u32,
     pub(crate) outputs: Outputs<T>,
@@ -111,6 +112,37 @@ impl<T: Send + Sync + 'static> Inputs<T> {
     /// The running graph this task belongs to.
     pub fn run(&self) -> &RunHandle<T> {
         &self.run
+    }
+
+    /// A point where the task may be paused: returns at once unless
+    /// [`RunHandle::pause`] asked this task to pause; then it waits until
+    /// [`RunHandle::resume`] (`Ok`) or a cancel (`Err`, which `?` turns
+    /// into the body's error). A body that runs long should call it where
+    /// stopping is safe: a pause request that reaches no checkpoint within
+    /// the pause timeout cancels the task.
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, Task};
+    ///
+    /// let mut g = Graph::<u64>::new();
+    /// g.add(Task::new("sum", |inp| async move {
+    ///     let mut total = 0;
+    ///     for chunk in 0..100u64 {
+    ///         inp.checkpoint().await?;
+    ///         total += chunk;
+    ///     }
+    ///     Ok(total)
+    /// }))
+    /// .unwrap();
+    /// assert_eq!(g.run_blocking().output("sum"), Some(&4950));
+    /// ```
+    pub async fn checkpoint(&self) -> Result<(), Cancelled> {
+        // One lock when no pause was ever requested for this task.
+        let control = self.run.shared.lock().control(self.node);
+        match control {
+            Some(control) => control.checkpoint().await,
+            None => Ok(()),
+        }
     }
 
     /// Adds a task to the running graph (a subflow); shorthand for

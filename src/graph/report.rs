@@ -377,6 +377,7 @@ impl<T> fmt::Display for Report<T> {
             TaskState::UpstreamFailed,
             TaskState::Cancelled,
             TaskState::Running,
+            TaskState::Paused,
             TaskState::Ready,
             TaskState::Pending,
         ];

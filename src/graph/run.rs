@@ -16,6 +16,7 @@ use futures_util::future::BoxFuture;
 use super::core::{AttemptStart, Core, Effects};
 use super::TaskState;
 use super::{dot, lane, BoxError, CancelReason, GraphError, Inputs, Report, Task, TaskError};
+use super::{Blocked, PauseError, SchedulerConfig};
 use crate::time::Sleep;
 
 /// A task graph under construction: add tasks, validate, then run.
@@ -57,11 +58,42 @@ impl<T: Send + Sync + 'static> Default for Graph<T> {
 }
 
 impl<T: Send + Sync + 'static> Graph<T> {
-    /// An empty graph.
+    /// An empty graph with the default scheduler settings: every task at
+    /// priority 0, no caps (see [`SchedulerConfig::new`]).
     pub fn new() -> Self {
+        Self::with_config(SchedulerConfig::new())
+    }
+
+    /// An empty graph dispatched by `config`: aging of priorities, CPU
+    /// slots (a hard cap), RAM and VRAM soft caps, custom resources, the
+    /// pause timeout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fastexec::graph::{Graph, SchedulerConfig, Task};
+    ///
+    /// let config = SchedulerConfig::new()
+    ///     .with_cpu_slots(2)
+    ///     .with_ram_soft_cap(1 << 30)
+    ///     .with_aging(Duration::from_millis(100), 1);
+    /// let mut g = Graph::<u32>::with_config(config);
+    /// g.add(Task::new("a", |_| async { Ok(1) }).ram(512 << 20)).unwrap();
+    /// assert!(g.run_blocking().is_success());
+    /// ```
+    pub fn with_config(config: SchedulerConfig) -> Self {
         Graph {
-            core: Core::default(),
+            core: Core::new(&config),
         }
+    }
+
+    /// An empty graph configured from the `FASTEXEC_*` environment
+    /// variables (see [`SchedulerConfig::from_env`]).
+    ///
+    /// # Errors
+    ///
+    /// An [`EnvError`](crate::EnvError) naming the variable and its bad value.
+    pub fn from_env() -> Result<Self, crate::EnvError> {
+        Ok(Self::with_config(SchedulerConfig::from_env()?))
     }
 
     /// With fail-fast on, the first task to fail for good cancels every
@@ -72,7 +104,9 @@ impl<T: Send + Sync + 'static> Graph<T> {
         self
     }
 
-    /// Adds one task. Its dependencies must already be in the graph.
+    /// Adds one task. Its dependencies must already be in the graph. A
+    /// task demanding more than a hard cap of the graph's
+    /// [`SchedulerConfig`] is refused ([`GraphError::ExceedsCap`]).
     ///
     /// ```
     /// use fastexec::graph::{Graph, GraphError, Task};
@@ -205,7 +239,11 @@ impl<T: Send + Sync + 'static> Shared<T> {
     fn attempt(self: &Arc<Self>, start: AttemptStart<T>) -> Attempt<T> {
         let deadline = start.spec.timeout.map(|d| (crate::time::sleep(d), d));
         let spec = Arc::clone(&start.spec);
+        // With no subscriber interested, building the span is one relaxed
+        // load (the callsite's cached interest) and the id is not formatted.
+        let span = tracing::debug_span!("graph_task", id = %spec.id, attempt = start.attempt);
         let inputs = Inputs {
+            node: start.node,
             spec: start.spec,
             attempt: start.attempt,
             outputs: start.outputs,
@@ -213,8 +251,14 @@ impl<T: Send + Sync + 'static> Shared<T> {
                 shared: Arc::clone(self),
             },
         };
-        match panic::catch_unwind(AssertUnwindSafe(|| (spec.body)(inputs))) {
-            Ok(body) => Attempt::Running { body, deadline },
+        let called =
+            span.in_scope(|| panic::catch_unwind(AssertUnwindSafe(|| (spec.body)(inputs))));
+        match called {
+            Ok(body) => Attempt::Running {
+                body,
+                deadline,
+                span,
+            },
             Err(payload) => Attempt::Over(Some(panic_error(payload))),
         }
     }
@@ -320,6 +364,8 @@ enum Attempt<T> {
         body: BoxFuture<'static, Result<T, BoxError>>,
         /// The timeout's timer and length.
         deadline: Option<(Sleep, Duration)>,
+        /// The `tracing` span of this attempt, entered while it is polled.
+        span: tracing::Span,
     },
     /// Ended before its first poll (the body panicked building its future).
     Over(Option<TaskError>),
@@ -331,7 +377,12 @@ impl<T> Future for Attempt<T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.get_mut() {
             Attempt::Over(error) => Poll::Ready(Err(error.take().expect("polled after the end"))),
-            Attempt::Running { body, deadline } => {
+            Attempt::Running {
+                body,
+                deadline,
+                span,
+            } => {
+                let _entered = span.enter();
                 match panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
                     Ok(Poll::Ready(result)) => return Poll::Ready(result.map_err(TaskError::from)),
                     Ok(Poll::Pending) => {}
@@ -375,7 +426,7 @@ fn panic_error(payload: Box<dyn Any + Send>) -> TaskError {
 /// assert!(report.is_success());
 /// ```
 pub struct RunHandle<T> {
-    shared: Arc<Shared<T>>,
+    pub(crate) shared: Arc<Shared<T>>,
 }
 
 impl<T> Clone for RunHandle<T> {
@@ -400,8 +451,9 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     }
 
     /// Cancels a task and, transitively, its dependents. A running task's
-    /// future is dropped at its next suspension point. Cancelling a finished
-    /// task does nothing.
+    /// future is dropped at its next suspension point (a paused one at
+    /// once). Cancelling a finished (or already cancelled) task does
+    /// nothing: cancel is idempotent.
     pub fn cancel(&self, id: &str) -> Result<(), GraphError> {
         let fx = {
             let mut core = self.shared.lock();
@@ -410,6 +462,106 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
         };
         self.shared.apply(fx);
         Ok(())
+    }
+
+    /// Pauses a task and returns once it is paused. A pending or ready task
+    /// pauses at once (a ready one leaves the ready set, keeping the
+    /// priority it had aged to). A running task pauses at its next
+    /// [`Inputs::checkpoint`]; if none comes within the pause timeout of
+    /// the graph's [`SchedulerConfig`], the task is cancelled with
+    /// [`TaskError::TimedOut`] (its dependents with it) and this returns
+    /// [`GraphError::PauseTimedOut`]. Pausing a paused task does nothing.
+    ///
+    /// The wait for the checkpoint runs in a task of its own, so dropping
+    /// the returned future does not stop the timeout from applying.
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, Task, TaskState};
+    ///
+    /// let mut g = Graph::<u32>::new();
+    /// g.add(Task::new("first", |_| async { Ok(1) })).unwrap();
+    /// g.add(Task::new("then", |inp| async move { Ok(inp[0] + 1) }).after(["first"]))
+    ///     .unwrap();
+    /// fastexec::block_on(async {
+    ///     let run = g.start();
+    ///     run.pause("then").await.unwrap();
+    ///     run.wait("first").await.unwrap();
+    ///     assert_eq!(run.state("then"), Some(TaskState::Paused));
+    ///     run.resume("then").unwrap(); // its dependency completed: now ready
+    ///     assert_eq!(*run.wait("then").await.unwrap(), 2);
+    /// });
+    /// ```
+    pub async fn pause(&self, id: &str) -> Result<(), GraphError> {
+        let (i, control) = {
+            let mut core = self.shared.lock();
+            let i = core.lookup(id)?;
+            (i, core.pause(i)?)
+        };
+        let Some(control) = control else {
+            return Ok(());
+        };
+        let shared = Arc::clone(&self.shared);
+        let timeout = shared.lock().pause_timeout;
+        let watch = crate::spawn(async move {
+            let outcome = control.acknowledged(timeout).await;
+            let fx = shared.lock().pause_settled(i, outcome, Instant::now());
+            shared.apply(fx);
+            outcome
+        });
+        match watch.await {
+            Ok(Err(PauseError::TimedOut(timeout))) => Err(GraphError::PauseTimedOut {
+                id: id.into(),
+                timeout,
+            }),
+            // Paused; or resumed or cancelled before it paused: either way
+            // nothing is left to wait for.
+            _ => Ok(()),
+        }
+    }
+
+    /// Resumes a paused task into the state it was paused from: pending
+    /// (or ready, if its dependencies completed meanwhile), ready, or
+    /// running (its checkpoint returns). On a running task whose pause was
+    /// requested but not yet reached, withdraws the request. Does nothing
+    /// to a pending or ready task that is not paused.
+    ///
+    /// # Errors
+    ///
+    /// [`GraphError::UnknownTask`], or [`GraphError::TaskEnded`] if the
+    /// task has reached a terminal state.
+    pub fn resume(&self, id: &str) -> Result<(), GraphError> {
+        let fx = {
+            let mut core = self.shared.lock();
+            let i = core.lookup(id)?;
+            core.resume(i, Instant::now())?
+        };
+        self.shared.apply(fx);
+        Ok(())
+    }
+
+    /// Why a task is not running: the dependencies it waits on, the budget
+    /// that is full, how many ready tasks outrank it, that it is paused, or
+    /// that it has ended. `None` while it runs.
+    ///
+    /// ```
+    /// use fastexec::graph::{Blocked, Graph, Task};
+    ///
+    /// let mut g = Graph::<u32>::new();
+    /// g.add(Task::new("a", |_| async { Ok(1) })).unwrap();
+    /// g.add(Task::new("b", |_| async { Ok(2) }).after(["a"])).unwrap();
+    /// fastexec::block_on(async {
+    ///     let run = g.start();
+    ///     run.pause("a").await.unwrap();
+    ///     assert_eq!(run.why("b").unwrap(), Some(Blocked::WaitingOn(vec!["a".into()])));
+    ///     assert!(matches!(run.why("a").unwrap(), Some(Blocked::Paused { .. })));
+    ///     run.resume("a").unwrap();
+    ///     run.wait_all().await;
+    /// });
+    /// ```
+    pub fn why(&self, id: &str) -> Result<Option<Blocked>, GraphError> {
+        let core = self.shared.lock();
+        let i = core.lookup(id)?;
+        Ok(core.why(i, Instant::now()))
     }
 
     /// Stops the run, as 000's `stop`: tasks not yet started are cancelled,
