@@ -17,7 +17,7 @@
 //! runners, up to `max_runners`. So a node pushed while the queue looked
 //! empty to a leaving runner is always seen by a runner alive or asked for.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::mem;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -129,14 +129,36 @@ pub(crate) struct AttemptStart<T> {
     pub(crate) outputs: Outputs<T>,
 }
 
+/// The ready tasks. Until some task has a priority other than 0, a budget
+/// is set or a task is paused, every ready task has the same effective
+/// priority at any instant (aging adds the same to all, and more to the
+/// older), so the ranked order is the ready order: a FIFO gives it for a
+/// push and a pop, with no id to copy. Nodes cancelled while queued stay in
+/// the FIFO and are skipped when popped. After that the policy's
+/// [`ReadySet`] ranks them (priorities with aging, within the budget).
+enum Ready {
+    Fifo(VecDeque<u32>),
+    Ranked(ReadySet),
+}
+
+impl Ready {
+    fn len(&self) -> usize {
+        match self {
+            Ready::Fifo(queue) => queue.len(),
+            Ready::Ranked(set) => set.len(),
+        }
+    }
+}
+
 pub(crate) struct Core<T> {
     pub(crate) nodes: Vec<Node<T>>,
     /// Shared with reports taken after the run (copied on write if a task
     /// is added while a report holds it).
     pub(crate) index: Arc<HashMap<TaskId, u32>>,
-    /// Ready tasks by effective priority (see `policy`): with default
-    /// priorities and no budget, a FIFO behind `push_ready`/`next_attempt`.
-    ready: ReadySet,
+    /// Ready tasks, behind `push_ready`/`pop_ready` (see [`Ready`]).
+    ready: Ready,
+    /// The aging settings, for when the ready queue becomes ranked.
+    aging: (Duration, u32),
     budget: Budget,
     /// Whether any cap is set: without one, dispatch skips the budget.
     budgeted: bool,
@@ -165,10 +187,11 @@ impl<T> Core<T> {
             || config.ram_soft_cap().is_some()
             || config.vram_soft_cap().is_some()
             || !config.resources().is_empty();
-        Core {
+        let mut core = Core {
             nodes: Vec::new(),
             index: Arc::default(),
-            ready: ReadySet::new(config.aging_interval(), config.aging_boost()),
+            ready: Ready::Fifo(VecDeque::new()),
+            aging: (config.aging_interval(), config.aging_boost()),
             budget: Budget::new(config),
             budgeted,
             pause_timeout: config.pause_timeout(),
@@ -180,7 +203,11 @@ impl<T> Core<T> {
             spans: Vec::new(),
             finished_at: None,
             retired: Vec::new(),
+        };
+        if budgeted {
+            core.rank();
         }
+        core
     }
 }
 
@@ -238,11 +265,16 @@ impl<T> Core<T> {
         for task in &tasks {
             self.budget.check_submission(&task.id, &task.demand)?;
         }
+        if tasks.iter().any(|t| t.priority != 0) {
+            self.rank();
+        }
         let mut slots: Vec<Option<Task<T>>> = tasks.into_iter().map(Some).collect();
         let mut node_of = vec![0u32; slots.len()];
         let mut effects = Effects::default();
         self.nodes.reserve(slots.len());
-        self.ready.reserve_nodes(self.nodes.len() + slots.len());
+        if let Ready::Ranked(set) = &mut self.ready {
+            set.reserve_nodes(self.nodes.len() + slots.len());
+        }
         let now = Instant::now();
         Arc::make_mut(&mut self.index).reserve(slots.len());
         for &member in &plan.order {
@@ -373,12 +405,61 @@ impl<T> Core<T> {
         self.wake_runners(fx);
     }
 
-    /// Puts node `i` in the ready set, ready since `now`.
-    fn push_ready(&mut self, i: u32, now: Instant) {
-        self.node_mut(i).ready_since = Some(now);
-        let node = self.node(i);
-        let (id, priority) = (node.id.clone(), node.spec().priority);
-        self.ready.insert(i, id, priority, now);
+    /// Puts node `i` in the ready queue, ready since `since`.
+    fn push_ready(&mut self, i: u32, since: Instant) {
+        self.node_mut(i).ready_since = Some(since);
+        match &mut self.ready {
+            Ready::Fifo(queue) => queue.push_back(i),
+            Ready::Ranked(set) => {
+                let node = &self.nodes[i as usize];
+                set.insert(i, node.id.clone(), node.spec().priority, since);
+            }
+        }
+    }
+
+    /// The ready node to start next, if one fits the budget; with a FIFO
+    /// queue, the oldest one still ready.
+    fn pop_ready(&mut self, now: Instant) -> Option<u32> {
+        match &mut self.ready {
+            Ready::Fifo(queue) => {
+                let nodes = &self.nodes;
+                std::iter::from_fn(|| queue.pop_front())
+                    .find(|&i| nodes[i as usize].state == TaskState::Ready)
+            }
+            Ready::Ranked(set) => {
+                let (nodes, budget, budgeted) = (&self.nodes, &self.budget, self.budgeted);
+                let fits =
+                    |n: u32| !budgeted || budget.check(&nodes[n as usize].spec().demand).is_ok();
+                set.pop_best(now, fits)
+            }
+        }
+    }
+
+    /// Takes node `i` out of the ready queue (a FIFO skips it when popped).
+    fn unready(&mut self, i: u32) {
+        if let Ready::Ranked(set) = &mut self.ready {
+            set.remove(i);
+        }
+    }
+
+    /// Moves to the ranked ready set, for good: the first task with a
+    /// priority other than 0, a budget, or a pause (a resumed task keeps its
+    /// aged priority) needs it.
+    fn rank(&mut self) {
+        let Ready::Fifo(queue) = &mut self.ready else {
+            return;
+        };
+        let queue = mem::take(queue);
+        let mut set = ReadySet::new(self.aging.0, self.aging.1);
+        set.reserve_nodes(self.nodes.len());
+        for i in queue {
+            let node = &self.nodes[i as usize];
+            if node.state == TaskState::Ready {
+                let since = node.ready_since.expect("a queued node has a ready time");
+                set.insert(i, node.id.clone(), node.spec().priority, since);
+            }
+        }
+        self.ready = Ready::Ranked(set);
     }
 
     /// Asks for runners while ready nodes outnumber them (see the module docs).
@@ -392,9 +473,7 @@ impl<T> Core<T> {
     /// For a runner: the next ready node's attempt, begun. `None` means the
     /// queue is empty and the runner must leave (it is no longer counted).
     pub(crate) fn next_attempt(&mut self, now: Instant, lane: u32) -> Option<AttemptStart<T>> {
-        let (nodes, budget, budgeted) = (&self.nodes, &self.budget, self.budgeted);
-        let fits = |n: u32| !budgeted || budget.check(&nodes[n as usize].spec().demand).is_ok();
-        let Some(i) = self.ready.pop_best(now, fits) else {
+        let Some(i) = self.pop_ready(now) else {
             self.runners -= 1;
             return None;
         };
@@ -516,7 +595,7 @@ impl<T> Core<T> {
         fx: &mut Effects,
     ) {
         if self.node(i).state == TaskState::Ready {
-            self.ready.remove(i);
+            self.unready(i);
         }
         let released = self.release_budget(i);
         let node = self.node_mut(i);
@@ -715,8 +794,9 @@ impl<T> Core<T> {
         let state = self.node(i).state;
         match state {
             TaskState::Pending | TaskState::Ready => {
+                self.rank();
                 if state == TaskState::Ready {
-                    self.ready.remove(i);
+                    self.unready(i);
                 }
                 let node = self.node_mut(i);
                 node.paused_from = PausedFrom::from_state(state);
@@ -773,8 +853,7 @@ impl<T> Core<T> {
                 Some(PausedFrom::Ready) => {
                     node.state = TaskState::Ready;
                     let since = node.ready_since.unwrap_or(now);
-                    let (id, priority) = (node.id.clone(), node.spec().priority);
-                    self.ready.insert(i, id, priority, since);
+                    self.push_ready(i, since);
                     self.wake_runners(&mut fx);
                 }
                 Some(PausedFrom::Running) | None => {
@@ -816,11 +895,23 @@ impl<T> Core<T> {
             TaskState::Ready => match self.budget.check(&node.spec().demand) {
                 Err(full) if self.budgeted => Blocked::BudgetFull(full),
                 _ => Blocked::Outranked {
-                    by: self.ready.outranked_by(i, now),
+                    by: self.outranked_by(i, now),
                 },
             },
             state => Blocked::Finished(state),
         })
+    }
+
+    /// How many ready nodes go before ready node `i`.
+    fn outranked_by(&self, i: u32, now: Instant) -> usize {
+        match &self.ready {
+            Ready::Fifo(queue) => queue
+                .iter()
+                .take_while(|&&n| n != i)
+                .filter(|&&n| self.node(n).state == TaskState::Ready)
+                .count(),
+            Ready::Ranked(set) => set.outranked_by(i, now),
+        }
     }
 
     fn ended(&self, i: u32) -> GraphError {
