@@ -11,11 +11,12 @@
 //! Ready nodes wait in the ready queue until a *runner* (a task of `run.rs`
 //! that runs ready nodes one after another) takes them. `runners` counts the
 //! runners alive; it only changes under the lock, together with the queue:
-//! a runner leaves (decrementing it) only when it finds the queue empty, and
-//! every push onto the queue is followed by [`Core::wake_runners`], which
-//! asks for new runners while the queue holds more nodes than there are
-//! runners, up to `max_runners`. So a node pushed while the queue looked
-//! empty to a leaving runner is always seen by a runner alive or asked for.
+//! a runner leaves (decrementing it) only when it finds no ready node that
+//! fits the budget, and every push onto the queue, and every release of a
+//! budget, is followed by [`Core::wake_runners`], which asks for new runners
+//! while the queue holds more nodes than there are runners, up to
+//! `max_runners`. So a node pushed (or made to fit) after a runner left is
+//! always seen by a runner alive or asked for.
 
 use std::collections::{HashMap, VecDeque};
 use std::mem;

@@ -476,15 +476,27 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// the returned future does not stop the timeout from applying.
     ///
     /// ```
+    /// use std::sync::Arc;
     /// use fastexec::graph::{Graph, Task, TaskState};
+    /// use fastexec::signal::Notify;
     ///
+    /// let go = Arc::new(Notify::new());
+    /// let gate = go.clone();
     /// let mut g = Graph::<u32>::new();
-    /// g.add(Task::new("first", |_| async { Ok(1) })).unwrap();
+    /// g.add(Task::new("first", move |_| {
+    ///     let gate = gate.clone();
+    ///     async move {
+    ///         gate.notified().await;
+    ///         Ok(1)
+    ///     }
+    /// }))
+    /// .unwrap();
     /// g.add(Task::new("then", |inp| async move { Ok(inp[0] + 1) }).after(["first"]))
     ///     .unwrap();
     /// fastexec::block_on(async {
     ///     let run = g.start();
-    ///     run.pause("then").await.unwrap();
+    ///     run.pause("then").await.unwrap(); // pending: paused at once
+    ///     go.notify_one();
     ///     run.wait("first").await.unwrap();
     ///     assert_eq!(run.state("then"), Some(TaskState::Paused));
     ///     run.resume("then").unwrap(); // its dependency completed: now ready
@@ -544,18 +556,31 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// that it has ended. `None` while it runs.
     ///
     /// ```
-    /// use fastexec::graph::{Blocked, Graph, Task};
+    /// use std::sync::Arc;
+    /// use fastexec::graph::{Blocked, Graph, PausedFrom, Task};
+    /// use fastexec::signal::Notify;
     ///
+    /// let go = Arc::new(Notify::new());
+    /// let gate = go.clone();
     /// let mut g = Graph::<u32>::new();
-    /// g.add(Task::new("a", |_| async { Ok(1) })).unwrap();
+    /// g.add(Task::new("a", move |_| {
+    ///     let gate = gate.clone();
+    ///     async move {
+    ///         gate.notified().await;
+    ///         Ok(1)
+    ///     }
+    /// }))
+    /// .unwrap();
     /// g.add(Task::new("b", |_| async { Ok(2) }).after(["a"])).unwrap();
     /// fastexec::block_on(async {
     ///     let run = g.start();
-    ///     run.pause("a").await.unwrap();
     ///     assert_eq!(run.why("b").unwrap(), Some(Blocked::WaitingOn(vec!["a".into()])));
-    ///     assert!(matches!(run.why("a").unwrap(), Some(Blocked::Paused { .. })));
-    ///     run.resume("a").unwrap();
-    ///     run.wait_all().await;
+    ///     run.pause("b").await.unwrap();
+    ///     let paused = Blocked::Paused { from: PausedFrom::Pending };
+    ///     assert_eq!(run.why("b").unwrap(), Some(paused));
+    ///     run.resume("b").unwrap();
+    ///     go.notify_one();
+    ///     assert!(run.wait_all().await.is_success());
     /// });
     /// ```
     pub fn why(&self, id: &str) -> Result<Option<Blocked>, GraphError> {
