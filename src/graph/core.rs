@@ -564,7 +564,7 @@ impl<T> Core<T> {
     pub(crate) fn finish_attempt(
         &mut self,
         i: u32,
-        result: Result<T, TaskError>,
+        result: Result<Arc<T>, TaskError>,
         now: Instant,
         fx: &mut Effects,
     ) -> Option<Duration> {
@@ -648,12 +648,12 @@ impl<T> Core<T> {
 
     /// The attempt of node `i` produced `output`. Releases dependents by
     /// decrementing their counters: O(out-degree).
-    fn complete(&mut self, i: u32, output: T, now: Instant, fx: &mut Effects) {
+    fn complete(&mut self, i: u32, output: Arc<T>, now: Instant, fx: &mut Effects) {
         if !self.node(i).attempt_counts() {
             return; // cancelled while the attempt ran: the output is dropped
         }
         self.close_span(i, now, Outcome::Completed);
-        self.node_mut(i).output = Some(Arc::new(output));
+        self.node_mut(i).output = Some(output);
         self.settle(i, TaskState::Completed, None, now, fx);
         let dependents = mem::take(&mut self.node_mut(i).dependents);
         for &d in dependents.iter() {

@@ -286,7 +286,7 @@ const RUNNER_BUDGET: u32 = 128;
 /// own ([`drive`]) and the runner goes on. It leaves when no node is ready
 /// (see `core.rs` for why no ready node is then forgotten).
 async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
-    let mut finished: Option<(u32, Result<T, TaskError>)> = None;
+    let mut finished: Option<(u32, Result<Arc<T>, TaskError>)> = None;
     let mut budget = RUNNER_BUDGET;
     loop {
         let now = Instant::now();
@@ -371,8 +371,10 @@ enum Attempt<T> {
     Over(Option<TaskError>),
 }
 
+/// The output comes boxed in its `Arc` here, outside the core's lock, which
+/// keeps the allocation out of the critical section.
 impl<T> Future for Attempt<T> {
-    type Output = Result<T, TaskError>;
+    type Output = Result<Arc<T>, TaskError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.get_mut() {
@@ -384,7 +386,9 @@ impl<T> Future for Attempt<T> {
             } => {
                 let _entered = span.enter();
                 match panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
-                    Ok(Poll::Ready(result)) => return Poll::Ready(result.map_err(TaskError::from)),
+                    Ok(Poll::Ready(result)) => {
+                        return Poll::Ready(result.map(Arc::new).map_err(TaskError::from))
+                    }
                     Ok(Poll::Pending) => {}
                     Err(payload) => return Poll::Ready(Err(panic_error(payload))),
                 }
