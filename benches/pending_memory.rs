@@ -6,8 +6,8 @@
 
 mod common;
 
+use common::alloc::{live_bytes, start_counting, Counting};
 use common::{AsyncEx, Fastexec, Rt, StaticEx, Tokio, STUCK};
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::mem::size_of;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
@@ -15,40 +15,6 @@ use std::time::{Duration, Instant};
 
 const TASKS: usize = 1_000_000;
 const THREADS: usize = 2;
-
-/// The system allocator plus a count of live heap bytes.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so the
-// caller's obligations pass straight through; the counter does not touch the memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded, see the impl.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            LIVE.fetch_add(layout.size(), Relaxed);
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Relaxed);
-        // SAFETY: forwarded, see the impl.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded, see the impl.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if !new.is_null() {
-            LIVE.fetch_sub(layout.size(), Relaxed);
-            LIVE.fetch_add(new_size, Relaxed);
-        }
-        new
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -91,17 +57,18 @@ fn run_children() {
 }
 
 fn measure<R: Rt>() {
+    start_counting();
     let rt = R::start(THREADS);
     // Allocated before the baseline so the caller's handle storage is not counted as heap;
     // the handles are kept because dropping one cancels the task on async-executor.
     let mut handles = Vec::with_capacity(TASKS);
-    let (heap_before, rss_before) = (LIVE.load(Relaxed), rss_bytes());
+    let (heap_before, rss_before) = (live_bytes(), rss_bytes());
     let parked = Arc::new(AtomicUsize::new(0));
     for _ in 0..TASKS {
         handles.push(rt.spawn(park(parked.clone())));
     }
     wait_for(|| parked.load(Relaxed) == TASKS);
-    let heap = LIVE.load(Relaxed) - heap_before;
+    let heap = (live_bytes() - heap_before) as usize;
     // The handle slots get paged in while we push, so RSS counts them: take them off.
     let handle = size_of::<R::Handle<()>>();
     let rss = (rss_bytes() - rss_before) / TASKS;

@@ -9,6 +9,7 @@
 
 mod common;
 
+use common::dag::{run_counter_dag, run_counter_dag_rayon, DagShape, Lattice, SIDE};
 use common::{tiny_work, AsyncEx, CountDown, Fastexec, Rt, StaticEx, Tokio};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main};
@@ -17,7 +18,7 @@ use fastexec::Completion;
 use futures::channel::oneshot;
 use futures::future::{FutureExt, Shared};
 use rayon::{Scope, ThreadPool};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::AcqRel, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// Worker-thread counts every shape runs at (the bench machines have 2 cores).
@@ -330,9 +331,6 @@ impl FanOutFanIn {
     }
 }
 
-/// Side of the 100×100 DAG lattice: node (i, j) runs after (i-1, j) and (i, j-1).
-const SIDE: usize = 100;
-
 /// The lattice with one shared future per node: each node awaits its two predecessors.
 struct DagShared;
 
@@ -340,7 +338,7 @@ type SharedNode<R> = Shared<<R as Rt>::Handle<()>>;
 
 impl Shape for DagShared {
     const NAME: &'static str = "dag_lattice_shared";
-    const ELEMENTS: usize = SIDE * SIDE;
+    const ELEMENTS: usize = Lattice::NODES;
 
     fn run<R: Rt>(rt: &R) {
         let ran = Arc::new(AtomicUsize::new(0));
@@ -384,17 +382,13 @@ fn shared_node<R: Rt>(
 }
 
 /// The lattice with a pending-predecessor counter per node: the task that finishes a node's
-/// last predecessor spawns it.
+/// last predecessor spawns it (`common/dag.rs`).
 struct DagCounter;
 
 impl Shape for DagCounter {
     const NAME: &'static str = "dag_lattice_counter";
-    const ELEMENTS: usize = SIDE * SIDE;
-    const RAYON: Option<fn(&ThreadPool)> = Some(|pool| {
-        let lattice = Lattice::new();
-        pool.scope(|s| rayon_node(s, &lattice, 0));
-        lattice.check();
-    });
+    const ELEMENTS: usize = Lattice::NODES;
+    const RAYON: Option<fn(&ThreadPool)> = Some(run_counter_dag_rayon::<Lattice>);
 
     const COMPLETIONS: Option<fn(&Fastexec)> = Some(|rt| {
         let ran = Arc::new(AtomicUsize::new(0));
@@ -408,11 +402,7 @@ impl Shape for DagCounter {
     });
 
     fn run<R: Rt>(rt: &R) {
-        let lattice = Arc::new(Lattice::new());
-        let (spawner, root) = (rt.clone(), lattice.clone());
-        rt.detach(async move { counter_node(spawner, root, 0) });
-        lattice.done.wait();
-        lattice.check();
+        run_counter_dag::<Lattice, R>(rt);
     }
 }
 
@@ -440,58 +430,6 @@ fn completion_lattice(ran: &Arc<AtomicUsize>) -> Completion<()> {
         left = None;
     }
     above.pop().flatten().expect("lattice has a last node")
-}
-
-struct Lattice {
-    /// Unfinished predecessors per node, row-major.
-    pending: Vec<AtomicUsize>,
-    ran: AtomicUsize,
-    /// Fired by the last node, which runs only after every other node.
-    done: Arc<CountDown>,
-}
-
-impl Lattice {
-    fn new() -> Self {
-        let preds = |idx: usize| usize::from(idx >= SIDE) + usize::from(idx % SIDE > 0);
-        Lattice {
-            pending: (0..SIDE * SIDE)
-                .map(|i| AtomicUsize::new(preds(i)))
-                .collect(),
-            ran: AtomicUsize::new(0),
-            done: CountDown::new(1),
-        }
-    }
-
-    /// Marks node `idx` finished and hands each successor it released to `spawn`.
-    fn finish(&self, idx: usize, mut spawn: impl FnMut(usize)) {
-        self.ran.fetch_add(1, Relaxed);
-        let below = (idx + SIDE < SIDE * SIDE).then_some(idx + SIDE);
-        let right = ((idx + 1) % SIDE != 0).then_some(idx + 1);
-        for next in [below, right].into_iter().flatten() {
-            // AcqRel as a real task graph needs: the node sees its predecessors' writes.
-            if self.pending[next].fetch_sub(1, AcqRel) == 1 {
-                spawn(next);
-            }
-        }
-        if idx == SIDE * SIDE - 1 {
-            self.done.count_down();
-        }
-    }
-
-    fn check(&self) {
-        assert_eq!(self.ran.load(Relaxed), SIDE * SIDE);
-    }
-}
-
-fn counter_node<R: Rt>(rt: R, lattice: Arc<Lattice>, idx: usize) {
-    lattice.finish(idx, |next| {
-        let (spawner, lattice) = (rt.clone(), lattice.clone());
-        rt.detach(async move { counter_node(spawner, lattice, next) });
-    });
-}
-
-fn rayon_node<'s>(s: &Scope<'s>, lattice: &'s Lattice, idx: usize) {
-    lattice.finish(idx, |next| s.spawn(move |s| rayon_node(s, lattice, next)));
 }
 
 /// One outside thread posts 1,000,000 fire-and-forget tasks of ~20 ns work each.

@@ -4,10 +4,14 @@
 // Each bench binary includes this module and uses a different subset of it.
 #![allow(dead_code)]
 
+pub mod alloc;
 mod async_executor_rt;
+pub mod dag;
 mod fastexec_rt;
 mod tokio_rt;
 
+// Each bench binary uses a different subset of the executors.
+#[allow(unused_imports)]
 pub use async_executor_rt::{AsyncEx, StaticEx};
 pub use fastexec_rt::Fastexec;
 pub use tokio_rt::Tokio;

@@ -1,27 +1,59 @@
-//! The graph's state machine, without any executor: nodes, counters, states
-//! and the transitions between them. `run.rs` holds it behind a mutex and
-//! turns its [`Effects`] into spawns, aborts and wake-ups.
+//! The graph's state machine, without any executor: nodes, counters, states,
+//! the ready queue and the transitions between them. `run.rs` holds it
+//! behind a mutex and turns its [`Effects`] into spawns, aborts and wake-ups.
 //!
 //! Every node's dependencies have smaller indices than the node (batches are
 //! inserted in topological order, and dependencies must already exist), so
 //! index order is a topological order; the report relies on it.
+//!
+//! # Runners
+//!
+//! Ready nodes wait in the ready queue until a *runner* (a task of `run.rs`
+//! that runs ready nodes one after another) takes them. `runners` counts the
+//! runners alive; it only changes under the lock, together with the queue:
+//! a runner leaves (decrementing it) only when it finds no ready node that
+//! fits the budget, and every push onto the queue, and every release of a
+//! budget, is followed by [`Core::wake_runners`], which asks for new runners
+//! while the queue holds more nodes than there are runners, up to
+//! `max_runners`. So a node pushed (or made to fit) after a runner left is
+//! always seen by a runner alive or asked for.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::mem;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::lane::Lane;
+use super::edges::Edges;
+use super::inputs::Outputs;
+use super::policy::Budget;
 use super::report::AttemptOutcome as Outcome;
 use super::task::{Body, Task};
 use super::validate::{validate, Dep};
+use super::{Blocked, Demand, PauseControl, PauseError, PausedFrom, ReadySet, SchedulerConfig};
 use super::{CancelReason, GraphError, RetryPolicy, TaskError, TaskId, TaskState};
 use crate::JoinHandle;
 
+/// What a task is, fixed once added: shared (one reference count) with each
+/// attempt's [`Inputs`](super::Inputs), so starting an attempt copies nothing.
+pub(crate) struct Spec<T> {
+    pub(crate) id: TaskId,
+    /// Dependencies' ids, de-duplicated, in declaration order.
+    pub(crate) dep_ids: Box<[TaskId]>,
+    pub(crate) body: Body<T>,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) priority: i32,
+    pub(crate) demand: Demand,
+}
+
 pub(crate) struct Node<T> {
     pub(crate) id: TaskId,
-    pub(crate) deps: Box<[u32]>,
-    pub(crate) dependents: Vec<u32>,
+    /// Dropped when the node ends (outside the lock, see [`Effects`]), so
+    /// that a body and what it captured live no longer than its task.
+    spec: Option<Arc<Spec<T>>>,
+    /// Dependencies by index, in the order of `spec.dep_ids`.
+    pub(crate) deps: Edges,
+    pub(crate) dependents: Edges,
     /// Dependencies not yet completed; meaningful while `Pending`.
     unmet: u32,
     pub(crate) state: TaskState,
@@ -30,13 +62,37 @@ pub(crate) struct Node<T> {
     pub(crate) end: Option<Instant>,
     pub(crate) error: Option<TaskError>,
     pub(crate) output: Option<Arc<T>>,
-    body: Body<T>,
-    retry: RetryPolicy,
-    timeout: Option<Duration>,
-    /// The spawned driver, kept to abort it when the task is cancelled.
+    /// The task driving an attempt that went asynchronous (or a backoff
+    /// wait), kept to abort it when the node is cancelled. Attempts that
+    /// finish within their first poll never get one.
     handle: Option<JoinHandle<()>>,
     /// Index in `Core::spans` of the attempt in progress.
     open_span: Option<u32>,
+    /// When it last became ready: a task paused while ready resumes with
+    /// the priority it had aged to.
+    ready_since: Option<Instant>,
+    /// Whether it holds its demand against the budget (while running).
+    holds_budget: bool,
+    /// The state a paused task resumes to.
+    paused_from: Option<PausedFrom>,
+    /// Its pause switch, made when a pause is first requested while it runs
+    /// (the body reaches it through `Inputs::checkpoint`).
+    control: Option<PauseControl>,
+}
+
+impl<T> Node<T> {
+    fn spec(&self) -> &Spec<T> {
+        self.spec
+            .as_ref()
+            .expect("a node that has not ended keeps its spec")
+    }
+
+    /// Whether its attempt in progress (if any) still counts: running, or
+    /// paused at a checkpoint of that attempt.
+    fn attempt_counts(&self) -> bool {
+        self.state == TaskState::Running
+            || (self.state == TaskState::Paused && self.paused_from == Some(PausedFrom::Running))
+    }
 }
 
 /// One attempt of one task.
@@ -45,16 +101,19 @@ pub(crate) struct Span {
     pub(crate) attempt: u32,
     pub(crate) start: Instant,
     pub(crate) end: Option<Instant>,
-    pub(crate) lane: Lane,
+    /// The worker thread that started it (see `lane.rs`).
+    pub(crate) lane: u32,
     pub(crate) outcome: Outcome,
 }
 
-/// What the caller must do after a transition, outside the lock.
+/// What the caller must do after transitions, outside the lock.
 #[derive(Default)]
 #[must_use]
 pub(crate) struct Effects {
-    /// Nodes that became ready: spawn them.
-    pub(crate) ready: Vec<u32>,
+    /// How many runners to spawn (already counted in `Core::runners`).
+    pub(crate) runners: u32,
+    /// A node whose attempt failed and is due for a retry after this wait.
+    pub(crate) retry: Option<(u32, Duration)>,
     /// Drivers of cancelled running tasks: abort them.
     pub(crate) abort: Vec<JoinHandle<()>>,
     /// Some node reached a terminal state: wake waiters for tasks.
@@ -65,42 +124,103 @@ pub(crate) struct Effects {
 
 /// Everything an attempt needs, taken under the lock.
 pub(crate) struct AttemptStart<T> {
-    pub(crate) id: TaskId,
+    pub(crate) node: u32,
+    pub(crate) spec: Arc<Spec<T>>,
     pub(crate) attempt: u32,
-    pub(crate) body: Body<T>,
-    pub(crate) timeout: Option<Duration>,
-    pub(crate) inputs: Vec<(TaskId, Arc<T>)>,
+    pub(crate) outputs: Outputs<T>,
 }
 
-/// What a driver does after a failed attempt.
-pub(crate) enum AfterFailure {
-    Retry(Duration),
-    Done(Effects),
+/// The ready tasks. Until some task has a priority other than 0, a budget
+/// is set or a task is paused, every ready task has the same effective
+/// priority at any instant (aging adds the same to all, and more to the
+/// older), so the ranked order is the ready order: a FIFO gives it for a
+/// push and a pop, with no id to copy. Nodes cancelled while queued stay in
+/// the FIFO and are skipped when popped. After that the policy's
+/// [`ReadySet`] ranks them (priorities with aging, within the budget).
+enum Ready {
+    Fifo(VecDeque<u32>),
+    Ranked(ReadySet),
+}
+
+impl Ready {
+    fn len(&self) -> usize {
+        match self {
+            Ready::Fifo(queue) => queue.len(),
+            Ready::Ranked(set) => set.len(),
+        }
+    }
 }
 
 pub(crate) struct Core<T> {
     pub(crate) nodes: Vec<Node<T>>,
-    index: HashMap<TaskId, u32>,
+    /// Shared with reports taken after the run (copied on write if a task
+    /// is added while a report holds it).
+    pub(crate) index: Arc<HashMap<TaskId, u32>>,
+    /// Ready tasks, behind `push_ready`/`pop_ready` (see [`Ready`]).
+    ready: Ready,
+    /// The aging settings, for when the ready queue becomes ranked.
+    aging: (Duration, u32),
+    budget: Budget,
+    /// Whether any cap is set: without one, dispatch skips the budget.
+    budgeted: bool,
+    pub(crate) pause_timeout: Duration,
+    /// Runners alive (see the module docs) and the most there may be.
+    runners: u32,
+    max_runners: u32,
     /// Nodes not in a terminal state.
     live: usize,
     stopped: bool,
     pub(crate) fail_fast: bool,
     pub(crate) spans: Vec<Span>,
     pub(crate) finished_at: Option<Instant>,
+    /// Specs of nodes that ended. Dropped together by whoever sees the run
+    /// end ([`Core::take_retired`]), outside the lock (dropping a body runs
+    /// its captures' destructors, which may call into the run), and not one
+    /// by one on the workers: they were allocated by the thread that built
+    /// the graph, and freeing memory of another thread's arena costs the
+    /// allocator several times a local free.
+    retired: Vec<Arc<Spec<T>>>,
 }
 
-impl<T> Default for Core<T> {
-    fn default() -> Self {
-        Core {
+impl<T> Core<T> {
+    pub(crate) fn new(config: &SchedulerConfig) -> Self {
+        let budgeted = config.cpu_slots().is_some()
+            || config.ram_soft_cap().is_some()
+            || config.vram_soft_cap().is_some()
+            || !config.resources().is_empty();
+        let mut core = Core {
             nodes: Vec::new(),
-            index: HashMap::new(),
+            index: Arc::default(),
+            ready: Ready::Fifo(VecDeque::new()),
+            aging: (config.aging_interval(), config.aging_boost()),
+            budget: Budget::new(config),
+            budgeted,
+            pause_timeout: config.pause_timeout(),
+            runners: 0,
+            max_runners: default_runners(),
             live: 0,
             stopped: false,
             fail_fast: false,
             spans: Vec::new(),
             finished_at: None,
+            retired: Vec::new(),
+        };
+        if budgeted {
+            core.rank();
         }
+        core
     }
+}
+
+/// One runner per core: a runner keeps one worker busy, and the graph layer
+/// cannot ask the executor how many workers it has (public API only), so it
+/// assumes one per core, as the default executor has. Extra runners on a
+/// smaller executor only take turns.
+fn default_runners() -> u32 {
+    static RUNNERS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *RUNNERS.get_or_init(|| {
+        std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(64))
+    })
 }
 
 impl<T> Core<T> {
@@ -128,15 +248,9 @@ impl<T> Core<T> {
         &mut self.nodes[i as usize]
     }
 
-    /// Nodes that are `Ready`: at the start of a run, the ones to spawn.
-    pub(crate) fn ready_nodes(&self) -> Vec<u32> {
-        (0..self.nodes.len() as u32)
-            .filter(|&i| self.node(i).state == TaskState::Ready)
-            .collect()
-    }
-
     /// Validates and inserts a batch whole, or changes nothing.
-    /// `running` says whether a run is under way (then a finished run refuses).
+    /// `running` says whether a run is under way (then a finished run
+    /// refuses, and ready nodes get runners).
     pub(crate) fn add(
         &mut self,
         tasks: Vec<Task<T>>,
@@ -149,32 +263,58 @@ impl<T> Core<T> {
             tasks.iter().map(|t| (&t.id, t.deps.as_slice())).collect();
         let plan = validate(&self.index, &pairs)?;
         drop(pairs);
+        for task in &tasks {
+            self.budget.check_submission(&task.id, &task.demand)?;
+        }
+        if tasks.iter().any(|t| t.priority != 0) {
+            self.rank();
+        }
         let mut slots: Vec<Option<Task<T>>> = tasks.into_iter().map(Some).collect();
         let mut node_of = vec![0u32; slots.len()];
         let mut effects = Effects::default();
+        self.nodes.reserve(slots.len());
+        if let Ready::Ranked(set) = &mut self.ready {
+            set.reserve_nodes(self.nodes.len() + slots.len());
+        }
+        let now = Instant::now();
+        Arc::make_mut(&mut self.index).reserve(slots.len());
         for &member in &plan.order {
             let deps = plan.deps[member].iter().map(|d| match *d {
                 Dep::Existing(n) => n,
                 Dep::Batch(p) => node_of[p],
             });
-            let deps: Box<[u32]> = deps.collect();
+            let deps: Edges = deps.collect();
             let task = slots[member].take().expect("each member is inserted once");
-            node_of[member] = self.insert(task, deps, &mut effects);
+            node_of[member] = self.insert(task, deps, now, &mut effects);
+        }
+        if running {
+            self.wake_runners(&mut effects);
         }
         Ok(effects)
     }
 
-    fn insert(&mut self, task: Task<T>, deps: Box<[u32]>, effects: &mut Effects) -> u32 {
+    fn insert(&mut self, task: Task<T>, deps: Edges, now: Instant, effects: &mut Effects) -> u32 {
         let me = u32::try_from(self.nodes.len()).expect("more than u32::MAX tasks");
         let (state, unmet, error) = self.initial_state(&deps);
+        let dep_ids = deps.iter().map(|&d| self.node(d).id.clone());
+        let spec = Arc::new(Spec {
+            dep_ids: dep_ids.collect(),
+            id: task.id,
+            body: task.body,
+            retry: task.retry,
+            timeout: task.timeout,
+            priority: task.priority,
+            demand: task.demand,
+        });
         for &d in deps.iter() {
             self.node_mut(d).dependents.push(me);
         }
-        self.index.insert(task.id.clone(), me);
+        Arc::make_mut(&mut self.index).insert(spec.id.clone(), me);
         self.nodes.push(Node {
-            id: task.id,
+            id: spec.id.clone(),
+            spec: (!state.is_terminal()).then_some(spec),
             deps,
-            dependents: Vec::new(),
+            dependents: Edges::default(),
             unmet,
             state,
             attempts: 0,
@@ -182,11 +322,12 @@ impl<T> Core<T> {
             end: None,
             error,
             output: None,
-            body: task.body,
-            retry: task.retry,
-            timeout: task.timeout,
             handle: None,
             open_span: None,
+            ready_since: None,
+            holds_budget: false,
+            paused_from: None,
+            control: None,
         });
         if state.is_terminal() {
             effects.changed = true;
@@ -194,7 +335,7 @@ impl<T> Core<T> {
             self.live += 1;
         }
         if state == TaskState::Ready {
-            effects.ready.push(me);
+            self.push_ready(me, now);
         }
         me
     }
@@ -251,13 +392,109 @@ impl<T> Core<T> {
         }
     }
 
+    /// The specs of the nodes that ended since the last call, for the caller
+    /// to drop outside the lock.
+    pub(crate) fn take_retired(&mut self) -> Vec<Arc<Spec<T>>> {
+        mem::take(&mut self.retired)
+    }
+
+    /// Called once as the run starts: sizes the per-run records for the
+    /// tasks there are, so they do not grow (and copy) while tasks run.
+    pub(crate) fn prepare_run(&mut self, fx: &mut Effects) {
+        self.spans.reserve(self.nodes.len());
+        self.retired.reserve(self.nodes.len());
+        self.wake_runners(fx);
+    }
+
+    /// Puts node `i` in the ready queue, ready since `since`.
+    fn push_ready(&mut self, i: u32, since: Instant) {
+        self.node_mut(i).ready_since = Some(since);
+        match &mut self.ready {
+            Ready::Fifo(queue) => queue.push_back(i),
+            Ready::Ranked(set) => {
+                let node = &self.nodes[i as usize];
+                set.insert(i, node.id.clone(), node.spec().priority, since);
+            }
+        }
+    }
+
+    /// The ready node to start next, if one fits the budget; with a FIFO
+    /// queue, the oldest one still ready.
+    fn pop_ready(&mut self, now: Instant) -> Option<u32> {
+        match &mut self.ready {
+            Ready::Fifo(queue) => {
+                let nodes = &self.nodes;
+                std::iter::from_fn(|| queue.pop_front())
+                    .find(|&i| nodes[i as usize].state == TaskState::Ready)
+            }
+            Ready::Ranked(set) => {
+                let (nodes, budget, budgeted) = (&self.nodes, &self.budget, self.budgeted);
+                let fits =
+                    |n: u32| !budgeted || budget.check(&nodes[n as usize].spec().demand).is_ok();
+                set.pop_best(now, fits)
+            }
+        }
+    }
+
+    /// Takes node `i` out of the ready queue (a FIFO skips it when popped).
+    fn unready(&mut self, i: u32) {
+        if let Ready::Ranked(set) = &mut self.ready {
+            set.remove(i);
+        }
+    }
+
+    /// Moves to the ranked ready set, for good: the first task with a
+    /// priority other than 0, a budget, or a pause (a resumed task keeps its
+    /// aged priority) needs it.
+    fn rank(&mut self) {
+        let Ready::Fifo(queue) = &mut self.ready else {
+            return;
+        };
+        let queue = mem::take(queue);
+        let mut set = ReadySet::new(self.aging.0, self.aging.1);
+        set.reserve_nodes(self.nodes.len());
+        for i in queue {
+            let node = &self.nodes[i as usize];
+            if node.state == TaskState::Ready {
+                let since = node.ready_since.expect("a queued node has a ready time");
+                set.insert(i, node.id.clone(), node.spec().priority, since);
+            }
+        }
+        self.ready = Ready::Ranked(set);
+    }
+
+    /// Asks for runners while ready nodes outnumber them (see the module docs).
+    pub(crate) fn wake_runners(&mut self, fx: &mut Effects) {
+        let queued = u32::try_from(self.ready.len()).unwrap_or(u32::MAX);
+        let wanted = queued.min(self.max_runners).saturating_sub(self.runners);
+        self.runners += wanted;
+        fx.runners += wanted;
+    }
+
+    /// For a runner: the next ready node's attempt, begun. `None` means the
+    /// queue is empty and the runner must leave (it is no longer counted).
+    pub(crate) fn next_attempt(&mut self, now: Instant, lane: u32) -> Option<AttemptStart<T>> {
+        let Some(i) = self.pop_ready(now) else {
+            self.runners -= 1;
+            return None;
+        };
+        debug_assert_eq!(self.node(i).state, TaskState::Ready);
+        if self.budgeted {
+            let demand = &self.nodes[i as usize].spec().demand;
+            let taken = self.budget.try_acquire(demand);
+            taken.expect("it fit a moment ago, under the same lock");
+            self.node_mut(i).holds_budget = true;
+        }
+        Some(self.start_attempt(i, now, lane))
+    }
+
     /// Keeps the driver's handle so the task can be aborted; gives it back if
     /// the task was cancelled meanwhile (the caller aborts it). A handle of a
     /// task that already finished is dropped, which detaches it: its driver
     /// may still be releasing dependents and must not be aborted.
     pub(crate) fn attach(&mut self, i: u32, handle: JoinHandle<()>) -> Option<JoinHandle<()>> {
         match self.node(i).state {
-            TaskState::Ready | TaskState::Running => {
+            TaskState::Running | TaskState::Paused => {
                 self.node_mut(i).handle = Some(handle);
                 None
             }
@@ -266,47 +503,51 @@ impl<T> Core<T> {
         }
     }
 
-    /// Starts the next attempt of node `i` if it is still meant to run;
-    /// otherwise says what to do instead. A retry due after `stop` is
-    /// cancelled, like a task that was ready when the run stopped.
-    pub(crate) fn begin_attempt(
+    /// Starts the next attempt of node `i`, which waited to retry, if it is
+    /// still meant to run; otherwise says what to do instead. A retry due
+    /// after `stop` is cancelled, like a task that was ready when the run
+    /// stopped.
+    pub(crate) fn retry_attempt(
         &mut self,
         i: u32,
         now: Instant,
-        lane: Lane,
+        lane: u32,
     ) -> Result<AttemptStart<T>, Effects> {
-        let node = self.node(i);
-        let retrying = node.state == TaskState::Running;
-        if retrying && self.stopped {
-            return Err(self.cancel(i, CancelReason::Stopped, now));
-        }
-        if node.state != TaskState::Ready && !retrying {
+        if self.node(i).state != TaskState::Running {
             return Err(Effects::default());
         }
-        let inputs = node
-            .deps
-            .iter()
-            .map(|&d| {
-                let dep = self.node(d);
-                let out = dep
-                    .output
-                    .clone()
-                    .expect("a running task's dependencies completed");
-                (dep.id.clone(), out)
-            })
-            .collect();
+        if self.stopped {
+            return Err(self.cancel(i, CancelReason::Stopped, now));
+        }
+        Ok(self.start_attempt(i, now, lane))
+    }
+
+    /// Marks node `i` running, opens its attempt's span and gathers its inputs.
+    fn start_attempt(&mut self, i: u32, now: Instant, lane: u32) -> AttemptStart<T> {
+        let node = self.node(i);
+        let outputs = Outputs::gather(
+            node.deps.len(),
+            node.deps.iter().map(|&d| {
+                let out = self.node(d).output.as_ref();
+                Arc::clone(out.expect("a running task's dependencies completed"))
+            }),
+        );
+        let span = u32::try_from(self.spans.len()).expect("more than u32::MAX attempts");
         let node = self.node_mut(i);
         node.state = TaskState::Running;
         node.attempts += 1;
         node.start.get_or_insert(now);
+        node.open_span = Some(span);
+        let spec = node
+            .spec
+            .as_ref()
+            .expect("a node that is not terminal has its spec");
         let start = AttemptStart {
-            id: node.id.clone(),
+            node: i,
+            spec: Arc::clone(spec),
             attempt: node.attempts,
-            body: node.body.clone(),
-            timeout: node.timeout,
-            inputs,
+            outputs,
         };
-        self.node_mut(i).open_span = Some(self.spans.len() as u32);
         self.spans.push(Span {
             node: i,
             attempt: start.attempt,
@@ -315,7 +556,25 @@ impl<T> Core<T> {
             lane,
             outcome: Outcome::Running,
         });
-        Ok(start)
+        start
+    }
+
+    /// Records how an attempt of node `i` ended. Returns the wait before the
+    /// next attempt if the node is to be retried.
+    pub(crate) fn finish_attempt(
+        &mut self,
+        i: u32,
+        result: Result<Arc<T>, TaskError>,
+        now: Instant,
+        fx: &mut Effects,
+    ) -> Option<Duration> {
+        match result {
+            Ok(output) => {
+                self.complete(i, output, now, fx);
+                None
+            }
+            Err(error) => self.attempt_failed(i, error, now, fx),
+        }
     }
 
     /// Closes the span of node `i`'s attempt in progress, if any.
@@ -336,8 +595,17 @@ impl<T> Core<T> {
         now: Instant,
         fx: &mut Effects,
     ) {
+        if self.node(i).state == TaskState::Ready {
+            self.unready(i);
+        }
+        let released = self.release_budget(i);
         let node = self.node_mut(i);
         debug_assert!(!node.state.is_terminal());
+        if let Some(control) = node.control.take() {
+            // Wakes a body waiting at a checkpoint (its driver is aborted too).
+            control.cancel();
+        }
+        node.paused_from = None;
         node.state = state;
         node.error = error;
         if node.start.is_some() {
@@ -349,75 +617,98 @@ impl<T> Core<T> {
                 fx.abort.push(h);
             }
         }
+        if let Some(spec) = node.spec.take() {
+            self.retired.push(spec);
+        }
         self.live -= 1;
         fx.changed = true;
         if self.live == 0 {
             self.finished_at = Some(now);
             fx.finished = true;
         }
+        if released {
+            self.wake_runners(fx);
+        }
+    }
+
+    /// Gives back node `i`'s demand if it holds one; says whether it did.
+    fn release_budget(&mut self, i: u32) -> bool {
+        let node = &mut self.nodes[i as usize];
+        if !std::mem::take(&mut node.holds_budget) {
+            return false;
+        }
+        let demand = &node
+            .spec
+            .as_ref()
+            .expect("a running node has its spec")
+            .demand;
+        self.budget.release(demand);
+        true
     }
 
     /// The attempt of node `i` produced `output`. Releases dependents by
     /// decrementing their counters: O(out-degree).
-    pub(crate) fn complete(&mut self, i: u32, output: T, now: Instant) -> Effects {
-        let mut fx = Effects::default();
-        if self.node(i).state != TaskState::Running {
-            return fx; // cancelled while the attempt ran: the output is dropped
+    fn complete(&mut self, i: u32, output: Arc<T>, now: Instant, fx: &mut Effects) {
+        if !self.node(i).attempt_counts() {
+            return; // cancelled while the attempt ran: the output is dropped
         }
         self.close_span(i, now, Outcome::Completed);
-        self.node_mut(i).output = Some(Arc::new(output));
-        self.settle(i, TaskState::Completed, None, now, &mut fx);
+        self.node_mut(i).output = Some(output);
+        self.settle(i, TaskState::Completed, None, now, fx);
         let dependents = mem::take(&mut self.node_mut(i).dependents);
-        for &d in &dependents {
+        for &d in dependents.iter() {
             let dep = self.node_mut(d);
-            if dep.state == TaskState::Pending {
+            let paused_pending = dep.paused_from == Some(PausedFrom::Pending);
+            if dep.state == TaskState::Pending || paused_pending {
                 dep.unmet -= 1;
-                if dep.unmet == 0 {
+                // A paused one becomes ready when it is resumed.
+                if dep.unmet == 0 && !paused_pending {
                     dep.state = TaskState::Ready;
-                    fx.ready.push(d);
+                    self.push_ready(d, now);
                 }
             }
         }
         self.node_mut(i).dependents = dependents;
-        fx
+        self.wake_runners(fx);
     }
 
     /// The attempt of node `i` failed with `error`: retry or give up.
-    pub(crate) fn attempt_failed(
+    fn attempt_failed(
         &mut self,
         i: u32,
         error: TaskError,
         now: Instant,
-    ) -> AfterFailure {
-        if self.node(i).state != TaskState::Running {
-            return AfterFailure::Done(Effects::default());
+        fx: &mut Effects,
+    ) -> Option<Duration> {
+        if !self.node(i).attempt_counts() {
+            return None;
         }
         self.close_span(i, now, outcome_of(&error));
         let node = self.node(i);
-        if node.attempts < node.retry.max_attempts() && !self.stopped {
-            let delay = node.retry.jittered_backoff(node.attempts);
+        let retry = &node.spec().retry;
+        if node.attempts < retry.max_attempts() && !self.stopped {
+            let delay = retry.jittered_backoff(node.attempts);
             self.node_mut(i).error = Some(error);
-            return AfterFailure::Retry(delay);
+            return Some(delay);
         }
-        AfterFailure::Done(self.fail(i, error, now))
+        self.fail(i, error, now, fx);
+        None
     }
 
     /// Node `i` failed for good: its dependents, transitively, become
     /// upstream-failed (or, fail-fast, everything else is cancelled).
-    fn fail(&mut self, i: u32, error: TaskError, now: Instant) -> Effects {
-        let mut fx = Effects::default();
-        self.settle(i, TaskState::Failed, Some(error), now, &mut fx);
+    fn fail(&mut self, i: u32, error: TaskError, now: Instant, fx: &mut Effects) {
+        self.settle(i, TaskState::Failed, Some(error), now, fx);
         let root = self.node(i).id.clone();
-        self.doom_dependents(i, now, &mut fx, |_| {
+        self.doom_dependents(i, now, fx, |_| {
             (
                 TaskState::UpstreamFailed,
                 TaskError::UpstreamFailed(root.clone()),
             )
         });
         if self.fail_fast {
-            self.cancel_all(CancelReason::FailFast(root), now, &mut fx);
+            self.cancel_all(CancelReason::FailFast(root), now, fx);
         }
-        fx
     }
 
     /// Settles every not-yet-terminal node reachable from `i` through
@@ -431,27 +722,33 @@ impl<T> Core<T> {
         fx: &mut Effects,
         verdict: impl Fn(u32) -> (TaskState, TaskError),
     ) {
-        let mut stack = self.node(i).dependents.clone();
+        let mut stack = self.node(i).dependents.to_vec();
         while let Some(d) = stack.pop() {
             if self.node(d).state.is_terminal() {
                 continue;
             }
             let (state, error) = verdict(d);
-            if self.node(d).state == TaskState::Running {
-                self.close_span(d, now, Outcome::Cancelled);
-            }
+            self.close_span(d, now, Outcome::Cancelled);
             self.settle(d, state, Some(error), now, fx);
             stack.extend_from_slice(&self.node(d).dependents);
         }
     }
 
     /// Cancels node `i` (if not terminal) and its dependents, transitively.
+    /// Idempotent: cancelling a task that has ended does nothing.
     pub(crate) fn cancel(&mut self, i: u32, reason: CancelReason, now: Instant) -> Effects {
+        self.cancel_with(i, TaskError::Cancelled(reason), now)
+    }
+
+    /// Cancels node `i` (if not terminal) recording `error`, and its
+    /// dependents, transitively.
+    fn cancel_with(&mut self, i: u32, error: TaskError, now: Instant) -> Effects {
         let mut fx = Effects::default();
         if self.node(i).state.is_terminal() {
             return fx;
         }
-        self.cancel_one(i, reason, now, &mut fx);
+        self.close_span(i, now, Outcome::Cancelled);
+        self.settle(i, TaskState::Cancelled, Some(error), now, &mut fx);
         let origin = self.inherited_cancel(i);
         self.doom_dependents(i, now, &mut fx, |_| {
             (TaskState::Cancelled, TaskError::Cancelled(origin.clone()))
@@ -460,9 +757,7 @@ impl<T> Core<T> {
     }
 
     fn cancel_one(&mut self, i: u32, reason: CancelReason, now: Instant, fx: &mut Effects) {
-        if self.node(i).state == TaskState::Running {
-            self.close_span(i, now, Outcome::Cancelled);
-        }
+        self.close_span(i, now, Outcome::Cancelled);
         let error = TaskError::Cancelled(reason);
         self.settle(i, TaskState::Cancelled, Some(error), now, fx);
     }
@@ -477,15 +772,155 @@ impl<T> Core<T> {
 
     /// Stops the run: tasks not yet started are cancelled, running ones
     /// finish (without further retries), tasks added later are cancelled.
+    /// Paused tasks are cancelled too: nothing would resume them.
     pub(crate) fn stop(&mut self, now: Instant) -> Effects {
         let mut fx = Effects::default();
         self.stopped = true;
         for i in 0..self.nodes.len() as u32 {
-            if matches!(self.node(i).state, TaskState::Pending | TaskState::Ready) {
+            let state = self.node(i).state;
+            if matches!(
+                state,
+                TaskState::Pending | TaskState::Ready | TaskState::Paused
+            ) {
                 self.cancel_one(i, CancelReason::Stopped, now, &mut fx);
             }
         }
         fx
+    }
+
+    /// Pauses node `i`: a pending or ready task at once; for a running one,
+    /// requests a pause at its next checkpoint and returns its control, on
+    /// which the caller awaits the acknowledgement (outside the lock).
+    pub(crate) fn pause(&mut self, i: u32) -> Result<Option<PauseControl>, GraphError> {
+        let state = self.node(i).state;
+        match state {
+            TaskState::Pending | TaskState::Ready => {
+                self.rank();
+                if state == TaskState::Ready {
+                    self.unready(i);
+                }
+                let node = self.node_mut(i);
+                node.paused_from = PausedFrom::from_state(state);
+                node.state = TaskState::Paused;
+                Ok(None)
+            }
+            TaskState::Running => {
+                let node = self.node_mut(i);
+                let control = node.control.get_or_insert_with(PauseControl::new).clone();
+                control.request_pause();
+                Ok(Some(control))
+            }
+            TaskState::Paused => Ok(None),
+            _ => Err(self.ended(i)),
+        }
+    }
+
+    /// How a pause request on running node `i` ended (see [`Core::pause`]):
+    /// paused at a checkpoint, or cancelled with a timeout error because no
+    /// checkpoint came in time.
+    pub(crate) fn pause_settled(
+        &mut self,
+        i: u32,
+        outcome: Result<(), PauseError>,
+        now: Instant,
+    ) -> Effects {
+        match outcome {
+            Ok(()) if self.node(i).state == TaskState::Running => {
+                let node = self.node_mut(i);
+                node.state = TaskState::Paused;
+                node.paused_from = Some(PausedFrom::Running);
+                Effects::default()
+            }
+            Err(PauseError::TimedOut(d)) => self.cancel_with(i, TaskError::TimedOut(d), now),
+            _ => Effects::default(),
+        }
+    }
+
+    /// Resumes node `i` into the state it was paused from (a task paused
+    /// while pending whose dependencies completed meanwhile becomes ready;
+    /// one paused while ready keeps the priority it had aged to). On a
+    /// running task it withdraws a pause request not yet acknowledged.
+    pub(crate) fn resume(&mut self, i: u32, now: Instant) -> Result<Effects, GraphError> {
+        let mut fx = Effects::default();
+        let node = self.node_mut(i);
+        match node.state {
+            TaskState::Paused => match node.paused_from.take() {
+                Some(PausedFrom::Pending) if node.unmet > 0 => node.state = TaskState::Pending,
+                Some(PausedFrom::Pending) => {
+                    node.state = TaskState::Ready;
+                    self.push_ready(i, now);
+                    self.wake_runners(&mut fx);
+                }
+                Some(PausedFrom::Ready) => {
+                    node.state = TaskState::Ready;
+                    let since = node.ready_since.unwrap_or(now);
+                    self.push_ready(i, since);
+                    self.wake_runners(&mut fx);
+                }
+                Some(PausedFrom::Running) | None => {
+                    node.state = TaskState::Running;
+                    if let Some(control) = &node.control {
+                        control.resume();
+                    }
+                }
+            },
+            TaskState::Running => {
+                if let Some(control) = &node.control {
+                    control.resume();
+                }
+            }
+            TaskState::Pending | TaskState::Ready => {}
+            _ => return Err(self.ended(i)),
+        }
+        Ok(fx)
+    }
+
+    /// The pause switch of running node `i`, if a pause was ever requested.
+    pub(crate) fn control(&self, i: u32) -> Option<PauseControl> {
+        self.node(i).control.clone()
+    }
+
+    /// Why node `i` is not running; `None` if it is.
+    pub(crate) fn why(&self, i: u32, now: Instant) -> Option<Blocked> {
+        let node = self.node(i);
+        Some(match node.state {
+            TaskState::Running => return None,
+            TaskState::Pending => {
+                let waiting = node.deps.iter().map(|&d| self.node(d));
+                let waiting = waiting.filter(|d| d.state != TaskState::Completed);
+                Blocked::WaitingOn(waiting.map(|d| d.id.clone()).collect())
+            }
+            TaskState::Paused => Blocked::Paused {
+                from: node.paused_from.unwrap_or(PausedFrom::Running),
+            },
+            TaskState::Ready => match self.budget.check(&node.spec().demand) {
+                Err(full) if self.budgeted => Blocked::BudgetFull(full),
+                _ => Blocked::Outranked {
+                    by: self.outranked_by(i, now),
+                },
+            },
+            state => Blocked::Finished(state),
+        })
+    }
+
+    /// How many ready nodes go before ready node `i`.
+    fn outranked_by(&self, i: u32, now: Instant) -> usize {
+        match &self.ready {
+            Ready::Fifo(queue) => queue
+                .iter()
+                .take_while(|&&n| n != i)
+                .filter(|&&n| self.node(n).state == TaskState::Ready)
+                .count(),
+            Ready::Ranked(set) => set.outranked_by(i, now),
+        }
+    }
+
+    fn ended(&self, i: u32) -> GraphError {
+        let node = self.node(i);
+        GraphError::TaskEnded {
+            id: node.id.clone(),
+            state: node.state,
+        }
     }
 }
 

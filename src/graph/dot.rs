@@ -56,6 +56,7 @@ fn colour(s: TaskState) -> &'static str {
         TaskState::UpstreamFailed => "lightpink",
         TaskState::Cancelled => "lightgrey",
         TaskState::Running => "lightskyblue",
+        TaskState::Paused => "khaki",
         TaskState::Pending | TaskState::Ready => "white",
     }
 }

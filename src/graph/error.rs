@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Resource, TaskId};
+use super::{Resource, TaskId, TaskState};
 
 /// The error type task bodies return (any error converts into it with `?`).
 pub type BoxError = Box<dyn Error + Send + Sync + 'static>;
@@ -104,6 +104,23 @@ pub enum GraphError {
         task: TaskId,
         /// The undeclared resource's name.
         resource: Arc<str>,
+    },
+    /// The task has ended (`state`): it can no longer be paused or resumed.
+    #[error("task `{id}` has ended ({state}); it cannot be paused or resumed")]
+    TaskEnded {
+        /// The task.
+        id: TaskId,
+        /// The terminal state it is in.
+        state: TaskState,
+    },
+    /// The running task did not reach a checkpoint within the pause
+    /// timeout; it was cancelled with [`TaskError::TimedOut`].
+    #[error("task `{id}` reached no checkpoint within the pause timeout of {timeout:?}; it was cancelled")]
+    PauseTimedOut {
+        /// The task.
+        id: TaskId,
+        /// The pause timeout.
+        timeout: Duration,
     },
     /// The run is over (every task reached a terminal state): nothing can be added.
     #[error("the run has finished; tasks can no longer be added")]

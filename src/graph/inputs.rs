@@ -3,7 +3,8 @@
 use std::ops::Index;
 use std::sync::Arc;
 
-use super::{GraphError, RunHandle, Task, TaskId};
+use super::core::Spec;
+use super::{Cancelled, GraphError, RunHandle, Task, TaskId};
 
 /// A task's dependencies' outputs (in the order the dependencies were
 /// declared), which attempt this is, and a handle to the running graph (to
@@ -32,16 +33,43 @@ use super::{GraphError, RunHandle, Task, TaskId};
 /// assert_eq!(report.output("greet").unwrap(), "hello, world!");
 /// ```
 pub struct Inputs<T> {
-    pub(crate) id: TaskId,
+    pub(crate) node: u32,
+    pub(crate) spec: Arc<Spec<T>>,
     pub(crate) attempt: u32,
-    pub(crate) deps: Vec<(TaskId, Arc<T>)>,
+    pub(crate) outputs: Outputs<T>,
     pub(crate) run: RunHandle<T>,
+}
+
+/// The dependencies' outputs, in the order of `Spec::dep_ids`. Up to two
+/// are kept inline: most tasks have few dependencies, and gathering them
+/// then allocates nothing.
+pub(crate) enum Outputs<T> {
+    Few([Option<Arc<T>>; 2]),
+    Many(Box<[Arc<T>]>),
+}
+
+impl<T> Outputs<T> {
+    /// Collects `len` outputs.
+    pub(crate) fn gather(len: usize, mut outs: impl Iterator<Item = Arc<T>>) -> Self {
+        if len <= 2 {
+            Outputs::Few([outs.next(), outs.next()])
+        } else {
+            Outputs::Many(outs.collect())
+        }
+    }
+
+    fn get(&self, n: usize) -> Option<&Arc<T>> {
+        match self {
+            Outputs::Few(few) => few.get(n)?.as_ref(),
+            Outputs::Many(many) => many.get(n),
+        }
+    }
 }
 
 impl<T: Send + Sync + 'static> Inputs<T> {
     /// The id of the task being run.
     pub fn task_id(&self) -> &TaskId {
-        &self.id
+        &self.spec.id
     }
 
     /// The attempt number, 1 for the first.
@@ -57,35 +85,64 @@ impl<T: Send + Sync + 'static> Inputs<T> {
     /// The output of dependency `id` as a shared pointer, to keep it beyond
     /// the body without copying.
     pub fn get_shared(&self, id: &str) -> Option<&Arc<T>> {
-        self.deps
-            .iter()
-            .find(|(d, _)| d.as_str() == id)
-            .map(|(_, out)| out)
+        let pos = self.spec.dep_ids.iter().position(|d| d.as_str() == id)?;
+        self.outputs.get(pos)
     }
 
     /// `(dependency id, output)` pairs in declaration order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&TaskId, &T)> {
-        self.deps.iter().map(|(id, out)| (id, &**out))
+        self.spec.dep_ids.iter().zip(self.values())
     }
 
     /// The outputs in declaration order.
     pub fn values(&self) -> impl ExactSizeIterator<Item = &T> {
-        self.deps.iter().map(|(_, out)| &**out)
+        (0..self.len()).map(|n| &self[n])
     }
 
     /// The number of dependencies.
     pub fn len(&self) -> usize {
-        self.deps.len()
+        self.spec.dep_ids.len()
     }
 
     /// Whether the task has no dependencies.
     pub fn is_empty(&self) -> bool {
-        self.deps.is_empty()
+        self.spec.dep_ids.is_empty()
     }
 
     /// The running graph this task belongs to.
     pub fn run(&self) -> &RunHandle<T> {
         &self.run
+    }
+
+    /// A point where the task may be paused: returns at once unless
+    /// [`RunHandle::pause`] asked this task to pause; then it waits until
+    /// [`RunHandle::resume`] (`Ok`) or a cancel (`Err`, which `?` turns
+    /// into the body's error). A body that runs long should call it where
+    /// stopping is safe: a pause request that reaches no checkpoint within
+    /// the pause timeout cancels the task.
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, Task};
+    ///
+    /// let mut g = Graph::<u64>::new();
+    /// g.add(Task::new("sum", |inp| async move {
+    ///     let mut total = 0;
+    ///     for chunk in 0..100u64 {
+    ///         inp.checkpoint().await?;
+    ///         total += chunk;
+    ///     }
+    ///     Ok(total)
+    /// }))
+    /// .unwrap();
+    /// assert_eq!(g.run_blocking().output("sum"), Some(&4950));
+    /// ```
+    pub async fn checkpoint(&self) -> Result<(), Cancelled> {
+        // One lock when no pause was ever requested for this task.
+        let control = self.run.shared.lock().control(self.node);
+        match control {
+            Some(control) => control.checkpoint().await,
+            None => Ok(()),
+        }
     }
 
     /// Adds a task to the running graph (a subflow); shorthand for
@@ -130,7 +187,7 @@ impl<T: Send + Sync + 'static> Index<&str> for Inputs<T> {
     fn index(&self, id: &str) -> &T {
         match self.get(id) {
             Some(out) => out,
-            None => panic!("task `{}` has no dependency `{id}`", self.id),
+            None => panic!("task `{}` has no dependency `{id}`", self.spec.id),
         }
     }
 }
@@ -143,17 +200,24 @@ impl<T> Index<usize> for Inputs<T> {
     /// # Panics
     /// If `n` is out of range.
     fn index(&self, n: usize) -> &T {
-        &self.deps[n].1
+        match self.outputs.get(n) {
+            Some(out) => out,
+            None => panic!(
+                "task `{}` has {} dependencies, not {}",
+                self.spec.id,
+                self.spec.dep_ids.len(),
+                n + 1
+            ),
+        }
     }
 }
 
 impl<T> std::fmt::Debug for Inputs<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ids: Vec<&TaskId> = self.deps.iter().map(|(id, _)| id).collect();
         f.debug_struct("Inputs")
-            .field("task", &self.id)
+            .field("task", &self.spec.id)
             .field("attempt", &self.attempt)
-            .field("deps", &ids)
+            .field("deps", &self.spec.dep_ids)
             .finish_non_exhaustive()
     }
 }

@@ -1,31 +1,39 @@
-//! Which worker thread ran an attempt, as a small stable number plus the
-//! thread's name, for reports and traces.
+//! Which worker thread ran an attempt, as a small stable number, with the
+//! thread's name kept aside for reports and traces.
 
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 
-/// A worker thread as seen by the graph layer. The graph uses only the
-/// executor's public API, so it identifies workers by OS thread, numbered in
-/// the order they first ran a graph task.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Lane {
-    pub(crate) index: u32,
-    pub(crate) name: Arc<str>,
+/// Names of the threads that ran graph tasks, by lane number.
+static NAMES: Mutex<Vec<Arc<str>>> = Mutex::new(Vec::new());
+
+/// The lane of the calling thread. The graph uses only the executor's public
+/// API, so it identifies workers by OS thread, numbered in the order they
+/// first ran a graph task. After the first call on a thread this is one
+/// thread-local read: it runs once per attempt.
+pub(crate) fn current() -> u32 {
+    thread_local! {
+        static LANE: u32 = register();
+    }
+    LANE.with(|lane| *lane)
 }
 
-/// The lane of the calling thread.
-pub(crate) fn current() -> Lane {
-    thread_local! {
-        static LANE: Lane = {
-            static NEXT: AtomicU32 = AtomicU32::new(0);
-            let index = NEXT.fetch_add(1, Ordering::Relaxed);
-            let name = match thread::current().name() {
-                Some(n) => n.into(),
-                None => format!("thread-{index}").into(),
-            };
-            Lane { index, name }
-        };
-    }
-    LANE.with(Lane::clone)
+/// The name of lane `index` (a thread that ran a graph task).
+pub(crate) fn name(index: u32) -> Arc<str> {
+    let names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    names
+        .get(index as usize)
+        .cloned()
+        .unwrap_or_else(|| format!("thread-{index}").into())
+}
+
+fn register() -> u32 {
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let index = u32::try_from(names.len()).expect("more than u32::MAX threads");
+    let name = match thread::current().name() {
+        Some(n) => n.into(),
+        None => format!("thread-{index}").into(),
+    };
+    names.push(name);
+    index
 }

@@ -2,11 +2,12 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::core::Core;
-use super::{dot, trace, TaskError, TaskId, TaskState};
+use super::run::Shared;
+use super::{dot, lane, trace, TaskError, TaskId, TaskState};
 
 /// How one attempt of a task ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,16 +115,25 @@ impl<T> TaskRecord<T> {
 /// assert!(table.contains("disk full"));
 /// ```
 pub struct Report<T> {
+    /// Built on first use: a finished run's report is taken for the cost of
+    /// two reference counts, and only a caller that reads it pays for the
+    /// records (see [`Report::finished`]).
+    tables: OnceLock<Tables<T>>,
+    /// The finished run the tables are built from (`None`: already built).
+    run: Option<Arc<Shared<T>>>,
+    index: Arc<HashMap<TaskId, u32>>,
+    started_at: SystemTime,
+}
+
+struct Tables<T> {
     tasks: Vec<TaskRecord<T>>,
     attempts: Vec<Attempt>,
-    index: HashMap<TaskId, usize>,
     critical_path: Vec<usize>,
-    started_at: SystemTime,
     elapsed: Duration,
 }
 
-impl<T> Report<T> {
-    pub(crate) fn new(core: &Core<T>, t0: Instant, started_at: SystemTime) -> Self {
+impl<T> Tables<T> {
+    fn build(core: &Core<T>, t0: Instant) -> Self {
         let at = |i: Instant| i.saturating_duration_since(t0);
         let tasks: Vec<TaskRecord<T>> = core
             .nodes
@@ -139,49 +149,78 @@ impl<T> Report<T> {
                 output: n.output.clone(),
             })
             .collect();
+        let mut names: Vec<Option<Arc<str>>> = Vec::new();
         let attempts = core
             .spans
             .iter()
-            .map(|s| Attempt {
-                task: core.node(s.node).id.clone(),
-                number: s.attempt,
-                start: at(s.start),
-                end: s.end.map(at),
-                worker: s.lane.index,
-                worker_name: Arc::clone(&s.lane.name),
-                outcome: s.outcome,
+            .map(|s| {
+                let lane = s.lane as usize;
+                if names.len() <= lane {
+                    names.resize(lane + 1, None);
+                }
+                let name = names[lane].get_or_insert_with(|| lane::name(s.lane));
+                Attempt {
+                    task: core.node(s.node).id.clone(),
+                    number: s.attempt,
+                    start: at(s.start),
+                    end: s.end.map(at),
+                    worker: s.lane,
+                    worker_name: Arc::clone(name),
+                    outcome: s.outcome,
+                }
             })
             .collect();
-        let index = tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.id.clone(), i))
-            .collect();
-        let deps: Vec<Vec<usize>> = core
-            .nodes
-            .iter()
-            .map(|n| n.deps.iter().map(|&d| d as usize).collect())
-            .collect();
+        let deps: Vec<&[u32]> = core.nodes.iter().map(|n| &*n.deps).collect();
         let critical_path = critical_path(&tasks, &deps);
-        let elapsed = core.finished_at.unwrap_or_else(Instant::now);
-        Report {
+        let elapsed = at(core.finished_at.unwrap_or_else(Instant::now));
+        Tables {
             tasks,
             attempts,
-            index,
             critical_path,
-            started_at,
-            elapsed: at(elapsed),
+            elapsed,
         }
+    }
+}
+
+impl<T> Report<T> {
+    /// A report of a run in progress, built now.
+    pub(crate) fn new(core: &Core<T>, t0: Instant, started_at: SystemTime) -> Self {
+        Report {
+            tables: OnceLock::from(Tables::build(core, t0)),
+            run: None,
+            index: Arc::clone(&core.index),
+            started_at,
+        }
+    }
+
+    /// A report of a finished run, built when first read. A finished run
+    /// never changes again (every task is terminal, adding is refused,
+    /// cancel and stop find nothing to do), so building it later gives
+    /// what building it now would.
+    pub(crate) fn finished(run: Arc<Shared<T>>, index: Arc<HashMap<TaskId, u32>>) -> Self {
+        Report {
+            started_at: run.started_at,
+            tables: OnceLock::new(),
+            run: Some(run),
+            index,
+        }
+    }
+
+    fn tables(&self) -> &Tables<T> {
+        self.tables.get_or_init(|| {
+            let run = self.run.as_ref().expect("unbuilt tables have a run");
+            Tables::build(&run.lock(), run.t0)
+        })
     }
 
     /// Every task, in insertion order (which is a topological order).
     pub fn tasks(&self) -> &[TaskRecord<T>] {
-        &self.tasks
+        &self.tables().tasks
     }
 
     /// The record of task `id`.
     pub fn task(&self, id: &str) -> Option<&TaskRecord<T>> {
-        self.index.get(id).map(|&i| &self.tasks[i])
+        self.index.get(id).map(|&i| &self.tasks()[i as usize])
     }
 
     /// The output of task `id`, if it completed.
@@ -191,17 +230,17 @@ impl<T> Report<T> {
 
     /// Every attempt of every task, in the order they started.
     pub fn attempts(&self) -> &[Attempt] {
-        &self.attempts
+        &self.tables().attempts
     }
 
     /// How many tasks are in `state`.
     pub fn count(&self, state: TaskState) -> usize {
-        self.tasks.iter().filter(|t| t.state == state).count()
+        self.tasks().iter().filter(|t| t.state == state).count()
     }
 
     /// Whether every task completed.
     pub fn is_success(&self) -> bool {
-        self.tasks.iter().all(|t| t.state == TaskState::Completed)
+        self.tasks().iter().all(|t| t.state == TaskState::Completed)
     }
 
     /// When the run started (wall clock).
@@ -212,14 +251,15 @@ impl<T> Report<T> {
     /// From the start of the run to its last task's end (or to the report,
     /// if the run was still going).
     pub fn elapsed(&self) -> Duration {
-        self.elapsed
+        self.tables().elapsed
     }
 
     /// The critical path: the chain of dependent tasks, among those that ran,
     /// whose durations add up to the most. Shortening any other task cannot
     /// make the run finish sooner.
     pub fn critical_path(&self) -> impl ExactSizeIterator<Item = &TaskRecord<T>> + '_ {
-        self.critical_path.iter().map(|&i| &self.tasks[i])
+        let tasks = self.tasks();
+        self.tables().critical_path.iter().map(move |&i| &tasks[i])
     }
 
     /// The summed duration of the critical path.
@@ -230,7 +270,7 @@ impl<T> Report<T> {
     /// The graph in DOT, nodes coloured by final state.
     pub fn to_dot(&self) -> String {
         dot::render(
-            self.tasks
+            self.tasks()
                 .iter()
                 .map(|t| (&t.id, t.deps.iter(), Some(t.state))),
         )
@@ -240,7 +280,7 @@ impl<T> Report<T> {
     /// worker thread, one slice per attempt. Open it in Perfetto
     /// (ui.perfetto.dev) or chrome://tracing.
     pub fn chrome_trace(&self) -> String {
-        trace::render(&self.attempts)
+        trace::render(self.attempts())
     }
 
     /// Writes [`chrome_trace`](Report::chrome_trace) to a file.
@@ -252,17 +292,19 @@ impl<T> Report<T> {
 /// Longest path weighted by duration, in one pass over the tasks in index
 /// order (a topological order: dependencies come first). Tasks that never
 /// ran weigh nothing and extend no chain.
-fn critical_path<T>(tasks: &[TaskRecord<T>], deps: &[Vec<usize>]) -> Vec<usize> {
+fn critical_path<T, D: AsRef<[u32]>>(tasks: &[TaskRecord<T>], deps: &[D]) -> Vec<usize> {
     let mut best = vec![Duration::ZERO; tasks.len()];
     let mut pred: Vec<Option<usize>> = vec![None; tasks.len()];
     for (i, task) in tasks.iter().enumerate() {
         let Some(own) = task.duration() else { continue };
         let longest_dep = deps[i]
+            .as_ref()
             .iter()
-            .filter(|&&d| tasks[d].duration().is_some())
-            .max_by_key(|&&d| best[d]);
-        pred[i] = longest_dep.copied();
-        best[i] = own + longest_dep.map_or(Duration::ZERO, |&d| best[d]);
+            .map(|&d| d as usize)
+            .filter(|&d| tasks[d].duration().is_some())
+            .max_by_key(|&d| best[d]);
+        pred[i] = longest_dep;
+        best[i] = own + longest_dep.map_or(Duration::ZERO, |d| best[d]);
     }
     let ran = (0..tasks.len()).filter(|&i| tasks[i].duration().is_some());
     let Some(mut at) = ran.max_by_key(|&i| best[i]) else {
@@ -288,7 +330,7 @@ impl<T> fmt::Display for Report<T> {
     /// A table: one row per task, then the critical path and a summary.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let w = self
-            .tasks
+            .tasks()
             .iter()
             .map(|t| t.id.as_str().len())
             .max()
@@ -299,7 +341,7 @@ impl<T> fmt::Display for Report<T> {
             "{:<w$}  {:<15}  {:>8}  {:>10}  {:>10}  {:>10}  error",
             "task", "state", "attempts", "start ms", "end ms", "took ms"
         )?;
-        for t in &self.tasks {
+        for t in self.tasks() {
             let error = t
                 .error
                 .as_ref()
@@ -326,8 +368,8 @@ impl<T> fmt::Display for Report<T> {
         write!(
             f,
             "{} tasks in {} ms:",
-            self.tasks.len(),
-            ms(Some(self.elapsed))
+            self.tasks().len(),
+            ms(Some(self.elapsed()))
         )?;
         let states = [
             TaskState::Completed,
@@ -335,6 +377,7 @@ impl<T> fmt::Display for Report<T> {
             TaskState::UpstreamFailed,
             TaskState::Cancelled,
             TaskState::Running,
+            TaskState::Paused,
             TaskState::Ready,
             TaskState::Pending,
         ];
@@ -351,8 +394,8 @@ impl<T> fmt::Display for Report<T> {
 impl<T> fmt::Debug for Report<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Report")
-            .field("tasks", &self.tasks.len())
-            .field("elapsed", &self.elapsed)
+            .field("tasks", &self.tasks().len())
+            .field("elapsed", &self.elapsed())
             .finish_non_exhaustive()
     }
 }

@@ -2,16 +2,22 @@
 //! state machine in `core.rs` and the executor's public API.
 
 use std::any::Any;
+use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Instant, SystemTime};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant, SystemTime};
 
 use event_listener::Event;
-use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
 
-use super::core::{AfterFailure, AttemptStart, Core, Effects};
-use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError, TaskState};
+use super::core::{AttemptStart, Core, Effects};
+use super::TaskState;
+use super::{dot, lane, BoxError, CancelReason, GraphError, Inputs, Report, Task, TaskError};
+use super::{Blocked, PauseError, SchedulerConfig};
+use crate::time::Sleep;
 
 /// A task graph under construction: add tasks, validate, then run.
 ///
@@ -52,11 +58,42 @@ impl<T: Send + Sync + 'static> Default for Graph<T> {
 }
 
 impl<T: Send + Sync + 'static> Graph<T> {
-    /// An empty graph.
+    /// An empty graph with the default scheduler settings: every task at
+    /// priority 0, no caps (see [`SchedulerConfig::new`]).
     pub fn new() -> Self {
+        Self::with_config(SchedulerConfig::new())
+    }
+
+    /// An empty graph dispatched by `config`: aging of priorities, CPU
+    /// slots (a hard cap), RAM and VRAM soft caps, custom resources, the
+    /// pause timeout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fastexec::graph::{Graph, SchedulerConfig, Task};
+    ///
+    /// let config = SchedulerConfig::new()
+    ///     .with_cpu_slots(2)
+    ///     .with_ram_soft_cap(1 << 30)
+    ///     .with_aging(Duration::from_millis(100), 1);
+    /// let mut g = Graph::<u32>::with_config(config);
+    /// g.add(Task::new("a", |_| async { Ok(1) }).ram(512 << 20)).unwrap();
+    /// assert!(g.run_blocking().is_success());
+    /// ```
+    pub fn with_config(config: SchedulerConfig) -> Self {
         Graph {
-            core: Core::default(),
+            core: Core::new(&config),
         }
+    }
+
+    /// An empty graph configured from the `FASTEXEC_*` environment
+    /// variables (see [`SchedulerConfig::from_env`]).
+    ///
+    /// # Errors
+    ///
+    /// An [`EnvError`](crate::EnvError) naming the variable and its bad value.
+    pub fn from_env() -> Result<Self, crate::EnvError> {
+        Ok(Self::with_config(SchedulerConfig::from_env()?))
     }
 
     /// With fail-fast on, the first task to fail for good cancels every
@@ -67,7 +104,9 @@ impl<T: Send + Sync + 'static> Graph<T> {
         self
     }
 
-    /// Adds one task. Its dependencies must already be in the graph.
+    /// Adds one task. Its dependencies must already be in the graph. A
+    /// task demanding more than a hard cap of the graph's
+    /// [`SchedulerConfig`] is refused ([`GraphError::ExceedsCap`]).
     ///
     /// ```
     /// use fastexec::graph::{Graph, GraphError, Task};
@@ -126,8 +165,9 @@ impl<T: Send + Sync + 'static> Graph<T> {
 
     /// Starts running the graph on the current executor (see
     /// [`spawn`](crate::spawn)) and returns a handle to watch and steer it.
-    pub fn start(self) -> RunHandle<T> {
-        let ready = self.core.ready_nodes();
+    pub fn start(mut self) -> RunHandle<T> {
+        let mut fx = Effects::default();
+        self.core.prepare_run(&mut fx);
         let run = RunHandle {
             shared: Arc::new(Shared {
                 core: Mutex::new(self.core),
@@ -137,7 +177,7 @@ impl<T: Send + Sync + 'static> Graph<T> {
                 started_at: SystemTime::now(),
             }),
         };
-        run.shared.launch(ready);
+        run.shared.apply(fx);
         run
     }
 
@@ -153,8 +193,8 @@ impl<T: Send + Sync + 'static> Graph<T> {
     }
 }
 
-/// State shared by a run's handles and its task drivers.
-struct Shared<T> {
+/// State shared by a run's handles, its runners and its drivers.
+pub(crate) struct Shared<T> {
     core: Mutex<Core<T>>,
     /// Notified when the run finishes, and when some task reaches a terminal
     /// state while anyone waits for a single task: waking `wait_all` on
@@ -162,21 +202,26 @@ struct Shared<T> {
     changed: Event,
     /// How many `wait` calls are in progress.
     watchers: AtomicUsize,
-    t0: Instant,
-    started_at: SystemTime,
+    pub(crate) t0: Instant,
+    pub(crate) started_at: SystemTime,
 }
 
-impl<T: Send + Sync + 'static> Shared<T> {
-    fn lock(&self) -> MutexGuard<'_, Core<T>> {
+impl<T> Shared<T> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Core<T>> {
         // A panic never leaves the core half-updated (bodies run outside the
         // lock), so a poisoned lock still holds consistent data.
         self.core.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
 
-    /// Carries out a transition's effects, outside the lock.
+impl<T: Send + Sync + 'static> Shared<T> {
+    /// Carries out transitions' effects, outside the lock.
     fn apply(self: &Arc<Self>, fx: Effects) {
-        if !fx.ready.is_empty() {
-            self.launch(fx.ready);
+        for _ in 0..fx.runners {
+            crate::spawn(run_ready(Arc::clone(self))).detach();
+        }
+        if let Some((i, delay)) = fx.retry {
+            self.drive_apart(i, Resume::Backoff(delay));
         }
         for mut handle in fx.abort {
             handle.abort();
@@ -190,73 +235,172 @@ impl<T: Send + Sync + 'static> Shared<T> {
         }
     }
 
-    /// Spawns one driver per ready node, then records their handles under a
-    /// single lock acquisition.
-    fn launch(self: &Arc<Self>, ready: Vec<u32>) {
-        let handles: Vec<_> = ready
-            .iter()
-            .map(|&i| crate::spawn(drive(Arc::clone(self), i)))
-            .collect();
-        let cancelled: Vec<_> = {
-            let mut core = self.lock();
-            ready
-                .into_iter()
-                .zip(handles)
-                .filter_map(|(i, h)| core.attach(i, h))
-                .collect()
+    /// The future of one attempt: the body called with its inputs.
+    fn attempt(self: &Arc<Self>, start: AttemptStart<T>) -> Attempt<T> {
+        let deadline = start.spec.timeout.map(|d| (crate::time::sleep(d), d));
+        let spec = Arc::clone(&start.spec);
+        // With no subscriber interested, building the span is one relaxed
+        // load (the callsite's cached interest) and the id is not formatted.
+        let span = tracing::debug_span!("graph_task", id = %spec.id, attempt = start.attempt);
+        let inputs = Inputs {
+            node: start.node,
+            spec: start.spec,
+            attempt: start.attempt,
+            outputs: start.outputs,
+            run: RunHandle {
+                shared: Arc::clone(self),
+            },
         };
-        for mut handle in cancelled {
+        let called =
+            span.in_scope(|| panic::catch_unwind(AssertUnwindSafe(|| (spec.body)(inputs))));
+        match called {
+            Ok(body) => Attempt::Running {
+                body,
+                deadline,
+                span,
+            },
+            Err(payload) => Attempt::Over(Some(panic_error(payload))),
+        }
+    }
+
+    /// Continues node `i` in a task of its own (an attempt that went
+    /// asynchronous, or a wait before a retry), kept so cancel can abort it.
+    fn drive_apart(self: &Arc<Self>, i: u32, resume: Resume<T>) {
+        let handle = crate::spawn(drive(Arc::clone(self), i, resume));
+        let cancelled = self.lock().attach(i, handle);
+        if let Some(mut handle) = cancelled {
             handle.abort();
         }
     }
 }
 
-/// Runs node `i`: attempts, retries with backoff, and the final transition.
-async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32) {
+/// Attempts a runner starts before it yields to the executor, so that the
+/// other tasks of its worker (timers, waiters, other runners) get a turn.
+const RUNNER_BUDGET: u32 = 128;
+
+/// A runner: takes ready nodes one after the other and polls each attempt
+/// inline. An attempt done in its first poll (the common case of a short
+/// body) costs no task of its own, and finishing it, releasing its
+/// dependents and taking the next node share one lock acquisition and one
+/// clock reading. An attempt that returns `Pending` moves to a task of its
+/// own ([`drive`]) and the runner goes on. It leaves when no node is ready
+/// (see `core.rs` for why no ready node is then forgotten).
+async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
+    let mut finished: Option<(u32, Result<Arc<T>, TaskError>)> = None;
+    let mut budget = RUNNER_BUDGET;
     loop {
-        let begun = shared
-            .lock()
-            .begin_attempt(i, Instant::now(), lane::current());
-        let start = match begun {
-            Ok(start) => start,
-            Err(fx) => return shared.apply(fx),
-        };
-        let result = attempt(&shared, start).await;
         let now = Instant::now();
-        let after = match result {
-            Ok(output) => AfterFailure::Done(shared.lock().complete(i, output, now)),
-            Err(error) => shared.lock().attempt_failed(i, error, now),
+        let mut fx = Effects::default();
+        let next = {
+            let mut core = shared.lock();
+            if let Some((i, result)) = finished.take() {
+                fx.retry = core.finish_attempt(i, result, now, &mut fx).map(|d| (i, d));
+            }
+            if budget == 0 {
+                None
+            } else {
+                Some(core.next_attempt(now, lane::current()))
+            }
         };
-        match after {
-            AfterFailure::Retry(delay) => crate::time::sleep(delay).await,
-            AfterFailure::Done(fx) => return shared.apply(fx),
+        shared.apply(fx);
+        let Some(next) = next else {
+            budget = RUNNER_BUDGET;
+            crate::yield_now().await;
+            continue;
+        };
+        let Some(start) = next else { return };
+        budget -= 1;
+        let i = start.node;
+        let mut attempt = shared.attempt(start);
+        match futures_util::poll!(&mut attempt) {
+            Poll::Ready(result) => finished = Some((i, result)),
+            Poll::Pending => shared.drive_apart(i, Resume::Attempt(attempt)),
         }
     }
 }
 
-/// One attempt: the body's future, with panics caught and the timeout applied.
-async fn attempt<T: Send + Sync + 'static>(
-    shared: &Arc<Shared<T>>,
-    start: AttemptStart<T>,
-) -> Result<T, TaskError> {
-    let inputs = Inputs {
-        id: start.id,
-        attempt: start.attempt,
-        deps: start.inputs,
-        run: RunHandle {
-            shared: Arc::clone(shared),
-        },
-    };
-    let body = start.body;
-    let fut = panic::catch_unwind(AssertUnwindSafe(|| body(inputs))).map_err(panic_error)?;
-    let guarded = AssertUnwindSafe(fut).catch_unwind();
-    let outcome = match start.timeout {
-        Some(d) => crate::time::timeout(d, guarded)
-            .await
-            .map_err(|_| TaskError::TimedOut(d))?,
-        None => guarded.await,
-    };
-    outcome.map_err(panic_error)?.map_err(TaskError::from)
+/// Where a driver picks node `i` up.
+enum Resume<T> {
+    /// An attempt under way.
+    Attempt(Attempt<T>),
+    /// A failed attempt, to retry after this wait.
+    Backoff(Duration),
+}
+
+/// Runs node `i` from `resume` on: the attempt, then retries with backoff,
+/// and the final transition.
+async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut resume: Resume<T>) {
+    loop {
+        let result = match resume {
+            Resume::Attempt(attempt) => attempt.await,
+            Resume::Backoff(delay) => {
+                crate::time::sleep(delay).await;
+                let begun = shared
+                    .lock()
+                    .retry_attempt(i, Instant::now(), lane::current());
+                match begun {
+                    Ok(start) => shared.attempt(start).await,
+                    Err(fx) => return shared.apply(fx),
+                }
+            }
+        };
+        let mut fx = Effects::default();
+        let retry = shared
+            .lock()
+            .finish_attempt(i, result, Instant::now(), &mut fx);
+        shared.apply(fx);
+        match retry {
+            Some(delay) => resume = Resume::Backoff(delay),
+            None => return,
+        }
+    }
+}
+
+/// One attempt: the body's future, with panics caught and the timeout
+/// applied. `Unpin` and movable, so a runner can poll it once in place and
+/// hand it to a driver task if it is not done.
+enum Attempt<T> {
+    Running {
+        body: BoxFuture<'static, Result<T, BoxError>>,
+        /// The timeout's timer and length.
+        deadline: Option<(Sleep, Duration)>,
+        /// The `tracing` span of this attempt, entered while it is polled.
+        span: tracing::Span,
+    },
+    /// Ended before its first poll (the body panicked building its future).
+    Over(Option<TaskError>),
+}
+
+/// The output comes boxed in its `Arc` here, outside the core's lock, which
+/// keeps the allocation out of the critical section.
+impl<T> Future for Attempt<T> {
+    type Output = Result<Arc<T>, TaskError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            Attempt::Over(error) => Poll::Ready(Err(error.take().expect("polled after the end"))),
+            Attempt::Running {
+                body,
+                deadline,
+                span,
+            } => {
+                let _entered = span.enter();
+                match panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
+                    Ok(Poll::Ready(result)) => {
+                        return Poll::Ready(result.map(Arc::new).map_err(TaskError::from))
+                    }
+                    Ok(Poll::Pending) => {}
+                    Err(payload) => return Poll::Ready(Err(panic_error(payload))),
+                }
+                if let Some((timer, d)) = deadline {
+                    if Pin::new(timer).poll(cx).is_ready() {
+                        return Poll::Ready(Err(TaskError::TimedOut(*d)));
+                    }
+                }
+                Poll::Pending
+            }
+        }
+    }
 }
 
 fn panic_error(payload: Box<dyn Any + Send>) -> TaskError {
@@ -286,7 +430,7 @@ fn panic_error(payload: Box<dyn Any + Send>) -> TaskError {
 /// assert!(report.is_success());
 /// ```
 pub struct RunHandle<T> {
-    shared: Arc<Shared<T>>,
+    pub(crate) shared: Arc<Shared<T>>,
 }
 
 impl<T> Clone for RunHandle<T> {
@@ -311,8 +455,9 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     }
 
     /// Cancels a task and, transitively, its dependents. A running task's
-    /// future is dropped at its next suspension point. Cancelling a finished
-    /// task does nothing.
+    /// future is dropped at its next suspension point (a paused one at
+    /// once). Cancelling a finished (or already cancelled) task does
+    /// nothing: cancel is idempotent.
     pub fn cancel(&self, id: &str) -> Result<(), GraphError> {
         let fx = {
             let mut core = self.shared.lock();
@@ -321,6 +466,131 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
         };
         self.shared.apply(fx);
         Ok(())
+    }
+
+    /// Pauses a task and returns once it is paused. A pending or ready task
+    /// pauses at once (a ready one leaves the ready set, keeping the
+    /// priority it had aged to). A running task pauses at its next
+    /// [`Inputs::checkpoint`]; if none comes within the pause timeout of
+    /// the graph's [`SchedulerConfig`], the task is cancelled with
+    /// [`TaskError::TimedOut`] (its dependents with it) and this returns
+    /// [`GraphError::PauseTimedOut`]. Pausing a paused task does nothing.
+    ///
+    /// The wait for the checkpoint runs in a task of its own, so dropping
+    /// the returned future does not stop the timeout from applying.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fastexec::graph::{Graph, Task, TaskState};
+    /// use fastexec::signal::Notify;
+    ///
+    /// let go = Arc::new(Notify::new());
+    /// let gate = go.clone();
+    /// let mut g = Graph::<u32>::new();
+    /// g.add(Task::new("first", move |_| {
+    ///     let gate = gate.clone();
+    ///     async move {
+    ///         gate.notified().await;
+    ///         Ok(1)
+    ///     }
+    /// }))
+    /// .unwrap();
+    /// g.add(Task::new("then", |inp| async move { Ok(inp[0] + 1) }).after(["first"]))
+    ///     .unwrap();
+    /// fastexec::block_on(async {
+    ///     let run = g.start();
+    ///     run.pause("then").await.unwrap(); // pending: paused at once
+    ///     go.notify_one();
+    ///     run.wait("first").await.unwrap();
+    ///     assert_eq!(run.state("then"), Some(TaskState::Paused));
+    ///     run.resume("then").unwrap(); // its dependency completed: now ready
+    ///     assert_eq!(*run.wait("then").await.unwrap(), 2);
+    /// });
+    /// ```
+    pub async fn pause(&self, id: &str) -> Result<(), GraphError> {
+        let (i, control) = {
+            let mut core = self.shared.lock();
+            let i = core.lookup(id)?;
+            (i, core.pause(i)?)
+        };
+        let Some(control) = control else {
+            return Ok(());
+        };
+        let shared = Arc::clone(&self.shared);
+        let timeout = shared.lock().pause_timeout;
+        let watch = crate::spawn(async move {
+            let outcome = control.acknowledged(timeout).await;
+            let fx = shared.lock().pause_settled(i, outcome, Instant::now());
+            shared.apply(fx);
+            outcome
+        });
+        match watch.await {
+            Ok(Err(PauseError::TimedOut(timeout))) => Err(GraphError::PauseTimedOut {
+                id: id.into(),
+                timeout,
+            }),
+            // Paused; or resumed or cancelled before it paused: either way
+            // nothing is left to wait for.
+            _ => Ok(()),
+        }
+    }
+
+    /// Resumes a paused task into the state it was paused from: pending
+    /// (or ready, if its dependencies completed meanwhile), ready, or
+    /// running (its checkpoint returns). On a running task whose pause was
+    /// requested but not yet reached, withdraws the request. Does nothing
+    /// to a pending or ready task that is not paused.
+    ///
+    /// # Errors
+    ///
+    /// [`GraphError::UnknownTask`], or [`GraphError::TaskEnded`] if the
+    /// task has reached a terminal state.
+    pub fn resume(&self, id: &str) -> Result<(), GraphError> {
+        let fx = {
+            let mut core = self.shared.lock();
+            let i = core.lookup(id)?;
+            core.resume(i, Instant::now())?
+        };
+        self.shared.apply(fx);
+        Ok(())
+    }
+
+    /// Why a task is not running: the dependencies it waits on, the budget
+    /// that is full, how many ready tasks outrank it, that it is paused, or
+    /// that it has ended. `None` while it runs.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fastexec::graph::{Blocked, Graph, PausedFrom, Task};
+    /// use fastexec::signal::Notify;
+    ///
+    /// let go = Arc::new(Notify::new());
+    /// let gate = go.clone();
+    /// let mut g = Graph::<u32>::new();
+    /// g.add(Task::new("a", move |_| {
+    ///     let gate = gate.clone();
+    ///     async move {
+    ///         gate.notified().await;
+    ///         Ok(1)
+    ///     }
+    /// }))
+    /// .unwrap();
+    /// g.add(Task::new("b", |_| async { Ok(2) }).after(["a"])).unwrap();
+    /// fastexec::block_on(async {
+    ///     let run = g.start();
+    ///     assert_eq!(run.why("b").unwrap(), Some(Blocked::WaitingOn(vec!["a".into()])));
+    ///     run.pause("b").await.unwrap();
+    ///     let paused = Blocked::Paused { from: PausedFrom::Pending };
+    ///     assert_eq!(run.why("b").unwrap(), Some(paused));
+    ///     run.resume("b").unwrap();
+    ///     go.notify_one();
+    ///     assert!(run.wait_all().await.is_success());
+    /// });
+    /// ```
+    pub fn why(&self, id: &str) -> Result<Option<Blocked>, GraphError> {
+        let core = self.shared.lock();
+        let i = core.lookup(id)?;
+        Ok(core.why(i, Instant::now()))
     }
 
     /// Stops the run, as 000's `stop`: tasks not yet started are cancelled,
@@ -370,6 +640,10 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// be awaited by a task of the same graph (it would wait for itself).
     pub async fn wait_all(&self) -> Report<T> {
         self.wait_until(|core| core.is_done().then_some(())).await;
+        // Task bodies (and what they captured) go when the run ends, not
+        // when its report does.
+        let retired = self.shared.lock().take_retired();
+        drop(retired);
         self.report()
     }
 
@@ -381,6 +655,12 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// A report of the run so far (tasks still running have no end time).
     pub fn report(&self) -> Report<T> {
         let core = self.shared.lock();
+        if core.is_done() {
+            // Nothing changes after the end: the report reads the run itself.
+            let index = Arc::clone(&core.index);
+            drop(core);
+            return Report::finished(Arc::clone(&self.shared), index);
+        }
         Report::new(&core, self.shared.t0, self.shared.started_at)
     }
 

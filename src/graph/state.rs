@@ -9,6 +9,8 @@ use std::fmt;
 ///    │                          │                   │
 ///    └── a dep failed ──▶ UpstreamFailed            │
 ///    └──────── cancel / stop / fail-fast ───────────┴──▶ Cancelled
+///
+/// Pending, Ready, Running ──pause──▶ Paused ──resume──▶ the state it left
 /// ```
 ///
 /// `Running` covers every attempt of the task and the backoff waits between
@@ -21,6 +23,11 @@ pub enum TaskState {
     Ready,
     /// An attempt is running (or the task waits to retry).
     Running,
+    /// Paused by [`RunHandle::pause`](super::RunHandle::pause): from
+    /// pending or ready at once, from running at its next checkpoint.
+    /// [`RunHandle::resume`](super::RunHandle::resume) restores the state
+    /// it was paused from.
+    Paused,
     /// Finished with an output.
     Completed,
     /// Its last attempt failed (error, panic or timeout).
@@ -49,6 +56,7 @@ impl TaskState {
             TaskState::Pending => "pending",
             TaskState::Ready => "ready",
             TaskState::Running => "running",
+            TaskState::Paused => "paused",
             TaskState::Completed => "completed",
             TaskState::Failed => "failed",
             TaskState::Cancelled => "cancelled",

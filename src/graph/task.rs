@@ -2,16 +2,16 @@
 //! to a graph.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-use super::{BoxError, Inputs, RetryPolicy, TaskId};
+use super::{BoxError, Demand, Inputs, RetryPolicy, TaskId};
 
-/// A re-runnable task body: called once per attempt.
+/// A re-runnable task body: called once per attempt. Boxed rather than
+/// `Arc`ed: a closure capturing nothing then costs no allocation.
 pub(crate) type Body<T> =
-    Arc<dyn Fn(Inputs<T>) -> BoxFuture<'static, Result<T, BoxError>> + Send + Sync>;
+    Box<dyn Fn(Inputs<T>) -> BoxFuture<'static, Result<T, BoxError>> + Send + Sync>;
 
 /// A task to add to a [`Graph`](super::Graph): an id, the ids it depends on,
 /// a body, and options (retries, timeout).
@@ -47,6 +47,8 @@ pub struct Task<T> {
     pub(crate) body: Body<T>,
     pub(crate) retry: RetryPolicy,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) priority: i32,
+    pub(crate) demand: Demand,
 }
 
 impl<T: Send + Sync + 'static> Task<T> {
@@ -60,9 +62,11 @@ impl<T: Send + Sync + 'static> Task<T> {
         Task {
             id: id.into(),
             deps: Vec::new(),
-            body: Arc::new(move |inputs| Box::pin(body(inputs))),
+            body: Box::new(move |inputs| Box::pin(body(inputs))),
             retry: RetryPolicy::default(),
             timeout: None,
+            priority: 0,
+            demand: Demand::new(),
         }
     }
 }
@@ -99,6 +103,63 @@ impl<T> Task<T> {
         self
     }
 
+    /// Sets the base priority (0 by default; higher runs first). Among
+    /// ready tasks the highest effective priority is dispatched first:
+    /// `base + floor(wait / aging_interval) * aging_boost` (see
+    /// [`SchedulerConfig`](super::SchedulerConfig)), ties broken by the
+    /// earlier ready time, then the id.
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, SchedulerConfig, Task};
+    ///
+    /// // One CPU slot: tasks run one at a time, the urgent one first.
+    /// let mut g = Graph::<u32>::with_config(SchedulerConfig::new().with_cpu_slots(1));
+    /// g.add(Task::new("routine", |_| async { Ok(1) })).unwrap();
+    /// g.add(Task::new("urgent", |_| async { Ok(2) }).priority(10)).unwrap();
+    /// let report = g.run_blocking();
+    /// assert_eq!(report.attempts()[0].task.as_str(), "urgent");
+    /// ```
+    pub fn priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// Sets what the task needs while it runs (one CPU slot by default).
+    /// A task demanding more of a hard-capped resource than the graph's
+    /// [`SchedulerConfig`](super::SchedulerConfig) allows is refused when
+    /// added ([`GraphError::ExceedsCap`](super::GraphError::ExceedsCap)).
+    ///
+    /// ```
+    /// use fastexec::graph::{Demand, Graph, GraphError, SchedulerConfig, Task};
+    ///
+    /// let mut g = Graph::<()>::with_config(SchedulerConfig::new().with_cpu_slots(4));
+    /// let big = Task::new("big", |_| async { Ok(()) }).demand(Demand::new().cpu_slots(8));
+    /// let err = g.add(big).unwrap_err();
+    /// assert!(matches!(err, GraphError::ExceedsCap { ref task, .. } if task.as_str() == "big"));
+    /// ```
+    pub fn demand(mut self, demand: Demand) -> Self {
+        self.demand = demand;
+        self
+    }
+
+    /// Shorthand: the task needs `slots` CPU slots (see [`Task::demand`]).
+    pub fn cpu(mut self, slots: u64) -> Self {
+        self.demand = self.demand.cpu_slots(slots);
+        self
+    }
+
+    /// Shorthand: the task needs `bytes` of RAM (a soft cap; see [`Task::demand`]).
+    pub fn ram(mut self, bytes: u64) -> Self {
+        self.demand = self.demand.ram_bytes(bytes);
+        self
+    }
+
+    /// Shorthand: the task needs `bytes` of VRAM (a soft cap; see [`Task::demand`]).
+    pub fn vram(mut self, bytes: u64) -> Self {
+        self.demand = self.demand.vram_bytes(bytes);
+        self
+    }
+
     /// The task's id.
     pub fn id(&self) -> &TaskId {
         &self.id
@@ -117,6 +178,8 @@ impl<T> std::fmt::Debug for Task<T> {
             .field("deps", &self.deps)
             .field("retry", &self.retry)
             .field("timeout", &self.timeout)
+            .field("priority", &self.priority)
+            .field("demand", &self.demand)
             .finish_non_exhaustive()
     }
 }

@@ -30,7 +30,20 @@ pub(crate) fn validate(
 ) -> Result<Plan, GraphError> {
     let positions = index_batch(existing, batch)?;
     let deps = resolve_deps(existing, &positions, batch)?;
-    let order = topological_order(&deps).map_err(|stuck| cycle_error(stuck, &deps, batch))?;
+    // A task added alone is in a cycle only if it depends on itself, so
+    // tasks added one at a time (the common way to build big graphs) skip
+    // the sort and its allocations.
+    let order = if let [only] = deps.as_slice() {
+        if only.contains(&Dep::Batch(0)) {
+            return Err(GraphError::Cycle(CyclePath(vec![
+                batch[0].0.clone(),
+                batch[0].0.clone(),
+            ])));
+        }
+        vec![0]
+    } else {
+        topological_order(&deps).map_err(|stuck| cycle_error(stuck, &deps, batch))?
+    };
     Ok(Plan { order, deps })
 }
 
@@ -239,6 +252,12 @@ mod tests {
         // a runs before b, b before c, c before a.
         let e = check(&[], &[("a", &["c"]), ("b", &["a"]), ("c", &["b"])]).unwrap_err();
         assert_eq!(e.to_string(), "cycle: a -> b -> c -> a");
+    }
+
+    #[test]
+    fn a_task_added_alone_may_not_depend_on_itself() {
+        let e = check(&["x"], &[("s", &["x", "s"])]).unwrap_err();
+        assert_eq!(e.to_string(), "cycle: s -> s");
     }
 
     #[test]

@@ -1,0 +1,170 @@
+//! The graph layer (`fastexec::graph`) against hand-written counter-release DAGs on fastexec's
+//! executor, tokio (multi-thread runtime), async-executor and rayon, in the same run, at 1 and 2
+//! worker threads: a million-node chain, a fan-out/fan-in (1 -> 10,000 -> 1) and the 100×100
+//! lattice. Criterion reports time per node (`Throughput::Elements`).
+//!
+//! Before the timed benches it prints the peak heap bytes per node of one run of each shape
+//! (graph built and run, report taken), from the counting allocator in `common/alloc.rs`.
+//!
+//!     cargo bench --bench graph -- [FILTER] [--warm-up-time 1 --measurement-time 3]
+
+mod common;
+
+use common::alloc::{peak_bytes, start_counting, stop_counting, Counting};
+use common::dag::{run_counter_dag, run_counter_dag_rayon, Chain, DagShape, FanOutIn, Lattice};
+use common::{AsyncEx, Fastexec, Rt, Tokio};
+use criterion::measurement::WallTime;
+use criterion::{BatchSize, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
+use fastexec::graph::{Graph, Task, TaskId};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+const THREADS: [usize; 2] = [1, 2];
+
+/// A shape to run through the graph layer: its name and whether an iteration is long.
+trait GraphShape: DagShape {
+    const NAME: &'static str;
+    const LONG: bool = false;
+}
+
+impl GraphShape for Chain {
+    const NAME: &'static str = "graph_chain_1m";
+    const LONG: bool = true;
+}
+
+impl GraphShape for FanOutIn {
+    const NAME: &'static str = "graph_fan_out_in_10k";
+}
+
+impl GraphShape for Lattice {
+    const NAME: &'static str = "graph_lattice_100x100";
+}
+
+/// The shape as a graph: node `i` is task `"i"`, after its predecessors; each body counts
+/// itself in `ran`. Tasks are added one at a time in index order (a topological order).
+fn build<S: DagShape>(ran: &Arc<AtomicUsize>) -> Graph<()> {
+    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); S::NODES];
+    for idx in 0..S::NODES {
+        S::successors(idx, |next| preds[next].push(idx as u32));
+    }
+    let ids: Vec<TaskId> = (0..S::NODES).map(|i| TaskId::from(i.to_string())).collect();
+    let mut g = Graph::new();
+    for (idx, deps) in preds.iter().enumerate() {
+        let ran = ran.clone();
+        let task = Task::new(&ids[idx], move |_| {
+            ran.fetch_add(1, Relaxed);
+            std::future::ready(Ok(()))
+        });
+        g.add(task.after(deps.iter().map(|&d| &ids[d as usize])))
+            .expect("a valid DAG");
+    }
+    g
+}
+
+/// Runs a built graph on `rt` and checks that every node ran once.
+fn run_graph<S: DagShape>(rt: &Fastexec, (g, ran): (Graph<()>, Arc<AtomicUsize>)) {
+    let report = rt.block_on(g.run());
+    assert_eq!(ran.load(Relaxed), S::NODES, "not every node ran");
+    // Dropped outside the timed part by criterion.
+    std::mem::forget(report);
+}
+
+fn bench_graph<S: GraphShape>(c: &mut Criterion) {
+    let mut group = c.benchmark_group(S::NAME);
+    group.throughput(Throughput::Elements(S::NODES as u64));
+    if S::LONG {
+        group.sampling_mode(SamplingMode::Flat).sample_size(10);
+    }
+    for threads in THREADS {
+        let rt = Fastexec::start(threads);
+        let id = BenchmarkId::new("fastexec-graph", threads);
+        group.bench_function(id, |b| {
+            b.iter_batched(
+                || {
+                    let ran = Arc::new(AtomicUsize::new(0));
+                    (build::<S>(&ran), ran)
+                },
+                |built| run_graph::<S>(&rt, built),
+                BatchSize::PerIteration,
+            )
+        });
+        bench_peer::<S, Fastexec>(&mut group, rt);
+        bench_peer::<S, Tokio>(&mut group, Tokio::start(threads));
+        bench_peer::<S, AsyncEx>(&mut group, AsyncEx::start(threads));
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("cannot start rayon");
+        let id = BenchmarkId::new("rayon-counter", threads);
+        group.bench_function(id, |b| b.iter(|| run_counter_dag_rayon::<S>(&pool)));
+    }
+    // Building the graph (ids, validation, index), single-threaded, no executor.
+    group.bench_function(BenchmarkId::new("fastexec-graph-build", 1), |b| {
+        let ran = Arc::new(AtomicUsize::new(0));
+        b.iter_batched(|| (), |()| build::<S>(&ran), BatchSize::PerIteration)
+    });
+    group.finish();
+}
+
+/// The hand-written counter DAG on an executor, built once per thread count.
+fn bench_peer<S: DagShape, R: Rt>(group: &mut BenchmarkGroup<WallTime>, rt: R) {
+    let id = BenchmarkId::new(format!("{}-counter", R::NAME), rt.threads());
+    group.bench_function(id, |b| b.iter(|| run_counter_dag::<S, R>(&rt)));
+    rt.shutdown();
+}
+
+/// Peak heap bytes per node of one run: the graph built, run at 1 thread and its report
+/// taken, against the counter DAG on fastexec's executor and on tokio.
+fn print_memory() {
+    println!("peak heap bytes per node, 1 worker thread (graph: built + run + report)");
+    println!(
+        "{:<24} {:>10} {:>16} {:>14}",
+        "shape", "graph", "fastexec-counter", "tokio-counter"
+    );
+    memory_row::<Chain>();
+    memory_row::<FanOutIn>();
+    memory_row::<Lattice>();
+}
+
+fn memory_row<S: GraphShape>() {
+    let fastexec = Fastexec::start(1);
+    let tokio = Tokio::start(1);
+    let per_node = |bytes: isize| bytes as f64 / S::NODES as f64;
+    let graph = measure_peak(|| {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let report = fastexec.block_on(build::<S>(&ran).run());
+        assert!(report.is_success());
+    });
+    let counter = measure_peak(|| run_counter_dag::<S, Fastexec>(&fastexec));
+    let tokio_counter = measure_peak(|| run_counter_dag::<S, Tokio>(&tokio));
+    println!(
+        "{:<24} {:>10.0} {:>16.0} {:>14.0}",
+        S::NAME,
+        per_node(graph),
+        per_node(counter),
+        per_node(tokio_counter)
+    );
+    fastexec.shutdown();
+    tokio.shutdown();
+}
+
+fn measure_peak(f: impl FnOnce()) -> isize {
+    start_counting();
+    f();
+    stop_counting();
+    peak_bytes()
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    if !std::env::args().any(|a| a == "--list" || a == "--test") {
+        print_memory();
+    }
+    bench_graph::<Lattice>(&mut c);
+    bench_graph::<FanOutIn>(&mut c);
+    bench_graph::<Chain>(&mut c);
+    c.final_summary();
+}
