@@ -17,19 +17,18 @@ thread_local! {
     static EXECUTOR: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
     /// The membership of the task (or `block_on` root) being polled.
     static MEMBERSHIP: Cell<Option<Arc<Membership>>> = const { Cell::new(None) };
-    /// The group guard of a task that just completed, released by its
-    /// worker once `Runnable::run` has stored (or dropped) the output.
-    static FINISHED: Cell<Option<MemberGuard>> = const { Cell::new(None) };
 }
 
-/// Hands over the group guard of a task that completed in this poll.
+/// Hands the group guard of a task that completed in this poll to the worker
+/// running it, which releases it once `Runnable::run` has stored (or dropped)
+/// the output.
 pub(crate) fn stash_finished(guard: MemberGuard) {
-    drop(FINISHED.with(|f| f.replace(Some(guard))));
-}
-
-/// Releases the guard stashed by the task that just ran, if it completed.
-pub(crate) fn release_finished() {
-    drop(FINISHED.with(Cell::take));
+    with_worker(|worker| match worker {
+        Some(worker) => worker.stash_finished(guard),
+        // Tasks only run on their executor's workers; were one polled
+        // elsewhere, counting it out at once is the safe side.
+        None => drop(guard),
+    })
 }
 
 /// Marks this thread as `worker`'s thread until [`exit_worker`].

@@ -25,7 +25,10 @@
 //!   At most [`MAX_LIFO_STREAK`] LIFO tasks run in a row, so two tasks
 //!   waking each other cannot starve the ring.
 //! * A task that **woke itself** (`yield_now`) goes to the back of the ring,
-//!   behind everything that was waiting.
+//!   behind everything that was waiting; so does a task woken by the running
+//!   task's **completion** (the awaiter of its handle): a task awaiting many
+//!   handles in turn would otherwise run once per completion, only to find
+//!   the next handle not ready.
 //!
 //! # Search order
 //!
@@ -52,6 +55,7 @@ use crate::executor::Shared;
 use crate::park::Parker;
 use crate::queue::{Local, CAPACITY};
 use crate::task::Runnable;
+use crate::task_group::MemberGuard;
 use std::sync::Arc;
 
 /// Ticks between two looks at the injector ahead of local work. Prime, so it
@@ -70,6 +74,8 @@ pub(crate) struct Worker {
     lifo_streak: Cell<u32>,
     tick: Cell<u32>,
     searching: Cell<bool>,
+    /// The group guard of the task being run, once it has completed.
+    finished: Cell<Option<MemberGuard>>,
     parker: Parker,
     rng: Cell<u32>,
 }
@@ -89,6 +95,7 @@ impl Worker {
             lifo_streak: Cell::new(0),
             tick: Cell::new(0),
             searching: Cell::new(false),
+            finished: Cell::new(None),
             parker,
             // Any odd seed works for xorshift; spread workers apart.
             rng: Cell::new((index as u32).wrapping_mul(0x9E37_79B9) | 1),
@@ -113,13 +120,32 @@ impl Worker {
         self.shared.notify_one();
     }
 
-    /// Queues a woken task: into the LIFO slot unless it woke itself.
+    /// Queues a woken task: into the LIFO slot, unless it woke itself or the
+    /// running task woke it by completing.
+    ///
+    /// A completion wakes whoever awaits the task's handle. Running that
+    /// awaiter at once would make a task that awaits many handles in turn
+    /// (fan-in) run once per completion, each time to find the next handle
+    /// not ready; behind the queued work it finds most of them ready.
     pub(crate) fn schedule_woken(&self, task: Runnable, woke_itself: bool) {
-        if woke_itself {
+        if woke_itself || self.running_task_completed() {
             self.push_new(task);
         } else if let Some(previous) = self.lifo.replace(Some(task)) {
             self.push_new(previous);
         }
+    }
+
+    /// Keeps the group guard of the task that just completed, for
+    /// [`run_task`](Self::run_task) to release.
+    pub(crate) fn stash_finished(&self, guard: MemberGuard) {
+        drop(self.finished.replace(Some(guard)));
+    }
+
+    fn running_task_completed(&self) -> bool {
+        let guard = self.finished.take();
+        let completed = guard.is_some();
+        self.finished.set(guard);
+        completed
     }
 
     /// The search order, in one place (see the module docs).
@@ -229,7 +255,7 @@ impl Worker {
         // catches a panic from a destructor that runs after completion.
         let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
         // Output stored: only now may its groups count it as finished.
-        let _ = catch_unwind(context::release_finished);
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(self.finished.take())));
     }
 
     /// Sleeps until woken by new work, shutdown, an unpark from a
