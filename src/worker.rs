@@ -117,7 +117,11 @@ impl Worker {
     /// Queues a newly spawned task at the back of the ring.
     pub(crate) fn push_new(&self, task: Runnable) {
         self.local.push_back(task, &*self.shared);
-        self.shared.notify_one();
+        // A lone worker has no one to wake: it is awake, pushing. Skipping
+        // the check skips its `SeqCst` fence, the dearest step of a push.
+        if self.shared.workers() > 1 {
+            self.shared.notify_one();
+        }
     }
 
     /// Queues a woken task: into the LIFO slot, unless it woke itself or the
