@@ -10,9 +10,10 @@
 //!    what is left in its own ring (see [`worker`](crate::worker));
 //! 3. closes the registry of parked tasks and wakes every task in it; the
 //!    wakes push their runnables into the injector;
-//! 4. drains the injector, dropping each runnable (and so its future) until
-//!    it stays empty, then closes it, so a waker fired later by some other
-//!    thread drops its task on the spot instead of queueing it.
+//! 4. drains the injector and the overflow queue, dropping each runnable (and
+//!    so its future) until they stay empty, then closes them, so a waker
+//!    fired later by some other thread drops its task on the spot instead of
+//!    queueing it.
 //!
 //! After that no future of this executor is alive, whoever holds its wakers.
 
@@ -42,6 +43,10 @@ use std::time::Instant;
 /// schedule functions.
 pub(crate) struct Shared {
     injector: ConcurrentQueue<Runnable>,
+    /// Where full rings send their older half, in batches of
+    /// [`OVERFLOW_BATCH`]: one push and one pop per batch instead of one per
+    /// task through the injector.
+    overflow: ConcurrentQueue<Vec<Runnable>>,
     stealers: Box<[Steal<Runnable>]>,
     unparkers: Box<[Unparker]>,
     idle: Idle,
@@ -140,9 +145,16 @@ impl Shared {
         self.injector.len()
     }
 
+    /// The oldest batch that overflowed from a full ring (never empty).
+    pub(crate) fn pop_overflow(&self) -> Option<Vec<Runnable>> {
+        self.overflow.pop().ok()
+    }
+
     /// Whether any queue holds work (for the last searcher's final look).
     pub(crate) fn has_visible_work(&self) -> bool {
-        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+        !self.injector.is_empty()
+            || !self.overflow.is_empty()
+            || self.stealers.iter().any(|s| !s.is_empty())
     }
 
     /// Wakes one parked worker if the idle protocol says one should wake.
@@ -209,21 +221,37 @@ impl Shared {
         for waker in self.registry.close() {
             waker.wake();
         }
+        self.drain_queues();
+        self.injector.close();
+        self.overflow.close();
+        self.drain_queues();
+    }
+
+    fn drain_queues(&self) {
         while let Ok(task) = self.injector.pop() {
             drop(task);
         }
-        self.injector.close();
-        while let Ok(task) = self.injector.pop() {
-            drop(task);
+        while let Ok(batch) = self.overflow.pop() {
+            drop(batch);
         }
     }
 }
 
+/// Tasks per overflow batch. Small enough that glibc serves the buffer from
+/// its small bins: buffers of a kilobyte or more (half a ring in one piece)
+/// made every overflow consolidate the allocator's free lists.
+const OVERFLOW_BATCH: usize = 32;
+
 impl Overflow<Runnable> for Shared {
     fn push_batch(&self, batch: impl Iterator<Item = Runnable>) {
-        for task in batch {
-            if let Err(PushError::Closed(task) | PushError::Full(task)) = self.injector.push(task) {
-                drop(task);
+        let mut batch = batch.peekable();
+        while batch.peek().is_some() {
+            let chunk: Vec<Runnable> = batch.by_ref().take(OVERFLOW_BATCH).collect();
+            // After shutdown, dropping the batch drops its tasks.
+            if let Err(PushError::Closed(chunk) | PushError::Full(chunk)) =
+                self.overflow.push(chunk)
+            {
+                drop(chunk);
             }
         }
     }
@@ -430,6 +458,7 @@ impl Builder {
             };
             Shared {
                 injector: ConcurrentQueue::unbounded(),
+                overflow: ConcurrentQueue::unbounded(),
                 stealers: stealers.into_boxed_slice(),
                 unparkers: parkers.iter().map(Parker::unparker).collect(),
                 idle: Idle::new(workers),

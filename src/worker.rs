@@ -17,8 +17,8 @@
 //!   the injector from any other thread). Tasks posted from outside start in
 //!   the order they were posted when one worker runs them (the injector is
 //!   FIFO and is only ever moved to the back of a ring); spawns from a task
-//!   start in order until its ring overflows, which moves the older half to
-//!   the injector.
+//!   start in order until its ring overflows, which moves the older half, in
+//!   batches, to the executor's overflow queue.
 //! * A task **woken by the running task** on the same worker goes into the
 //!   LIFO slot, replacing (and pushing back) any previous occupant, so a
 //!   message handed to a waiting task is handled while it is still in cache.
@@ -36,7 +36,8 @@
 //! batch from the injector joins the back of the ring (and due timers
 //! fire), so work posted from outside starts even while local tasks keep
 //! waking each other; then the LIFO slot, the local ring, a batch from the
-//! injector, and finally stealing half of another worker's ring.
+//! overflow queue, a batch from the injector, and finally stealing half of
+//! another worker's ring (then the injector and overflow queue once more).
 //!
 //! # Shutdown
 //!
@@ -171,6 +172,7 @@ impl Worker {
         self.lifo_streak.set(0);
         self.local
             .pop()
+            .or_else(|| self.pull_overflow_batch())
             .or_else(|| self.pull_injected_batch())
             .or_else(|| self.search())
     }
@@ -193,6 +195,14 @@ impl Worker {
         let first = self.shared.pop_injected()?;
         self.move_injected_to_ring_at_most(self.fair_share() - 1);
         Some(first)
+    }
+
+    /// Moves the oldest overflow batch into the ring; returns its first task.
+    fn pull_overflow_batch(&self) -> Option<Runnable> {
+        let mut tasks = self.shared.pop_overflow()?.into_iter();
+        let first = tasks.next();
+        tasks.for_each(|task| self.local.push_back(task, &*self.shared));
+        first
     }
 
     /// Appends a fair share of the injector to the back of the ring.
@@ -226,7 +236,9 @@ impl Worker {
             }
             self.searching.set(true);
         }
-        self.steal().or_else(|| self.pull_injected_batch())
+        self.steal()
+            .or_else(|| self.pull_injected_batch())
+            .or_else(|| self.pull_overflow_batch())
     }
 
     /// Takes half of the first non-empty ring, starting at a random victim.
