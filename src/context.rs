@@ -17,6 +17,11 @@ thread_local! {
     static EXECUTOR: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
     /// The membership of the task (or `block_on` root) being polled.
     static MEMBERSHIP: Cell<Option<Arc<Membership>>> = const { Cell::new(None) };
+    /// Whether `MEMBERSHIP` is set. Having no destructor, it is read without
+    /// the registration check `MEMBERSHIP` costs, so the common case (a
+    /// task in no group, polled where no membership is installed) skips
+    /// `MEMBERSHIP` altogether.
+    static HAS_MEMBERSHIP: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Hands the group guard of a task that completed in this poll to the worker
@@ -93,6 +98,9 @@ impl Drop for ExecutorGuard {
 /// A clone of the current membership.
 #[inline]
 pub(crate) fn membership() -> Option<Arc<Membership>> {
+    if !has_membership() {
+        return None;
+    }
     MEMBERSHIP.with(|m| {
         let current = m.take();
         let copy = current.clone();
@@ -104,5 +112,15 @@ pub(crate) fn membership() -> Option<Arc<Membership>> {
 /// Installs `membership` and returns the previous one.
 #[inline]
 pub(crate) fn replace_membership(membership: Option<Arc<Membership>>) -> Option<Arc<Membership>> {
+    if membership.is_none() && !has_membership() {
+        return None;
+    }
+    HAS_MEMBERSHIP.with(|h| h.set(membership.is_some()));
     MEMBERSHIP.with(|m| m.replace(membership))
+}
+
+/// Whether a membership is installed on this thread.
+#[inline]
+fn has_membership() -> bool {
+    HAS_MEMBERSHIP.with(Cell::get)
 }
