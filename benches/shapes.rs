@@ -11,8 +11,8 @@ mod common;
 
 use common::dag::{run_counter_dag, run_counter_dag_rayon, DagShape, Lattice, SIDE};
 use common::{tiny_work, AsyncEx, CountDown, Fastexec, Rt, StaticEx, Tokio};
+use criterion::criterion_group;
 use criterion::measurement::WallTime;
-use criterion::{criterion_group, criterion_main};
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
 use fastexec::Completion;
 use futures::channel::oneshot;
@@ -477,4 +477,68 @@ criterion_group!(
     bench_shape::<DagCounter>,
     bench_shape::<TinyTasks>,
 );
-criterion_main!(shapes);
+
+/// `SHAPES_PROFILE=shape/executor/threads/iterations` runs one shape outside criterion (no
+/// sampling, no statistics), so `valgrind --tool=callgrind` can count its instructions:
+///
+///     SHAPES_PROFILE=spawn_many_local/fastexec/1/20 valgrind --tool=callgrind \
+///         target/release/deps/shapes-<hash> --bench
+fn main() {
+    match std::env::var("SHAPES_PROFILE") {
+        Ok(spec) => profile(&spec),
+        Err(_) => {
+            shapes();
+            Criterion::default().configure_from_args().final_summary();
+        }
+    }
+}
+
+fn profile(spec: &str) {
+    let parts: Vec<&str> = spec.split('/').collect();
+    let [shape, executor, threads, iterations] = parts[..] else {
+        panic!("SHAPES_PROFILE={spec:?}: expected shape/executor/threads/iterations");
+    };
+    let threads: usize = threads.parse().expect("threads: a whole number");
+    let iterations: usize = iterations.parse().expect("iterations: a whole number");
+    match shape {
+        "spawn_many_local" => profile_shape::<SpawnManyLocal>(executor, threads, iterations),
+        "spawn_many_remote_idle" => {
+            profile_shape::<SpawnManyRemoteIdle>(executor, threads, iterations)
+        }
+        "spawn_many_remote_busy" => {
+            profile_shape::<SpawnManyRemoteBusy>(executor, threads, iterations)
+        }
+        "yield_many" => profile_shape::<YieldMany>(executor, threads, iterations),
+        "ping_pong" => profile_shape::<PingPong>(executor, threads, iterations),
+        "chained_spawn" => profile_shape::<ChainedSpawn>(executor, threads, iterations),
+        "fan_out_fan_in" => profile_shape::<FanOutFanIn>(executor, threads, iterations),
+        "dag_lattice_shared" => profile_shape::<DagShared>(executor, threads, iterations),
+        "dag_lattice_counter" => profile_shape::<DagCounter>(executor, threads, iterations),
+        "tiny_task_throughput" => profile_shape::<TinyTasks>(executor, threads, iterations),
+        _ => panic!("SHAPES_PROFILE: unknown shape {shape:?}"),
+    }
+}
+
+fn profile_shape<S: Shape>(executor: &str, threads: usize, iterations: usize) {
+    match executor {
+        "fastexec" => profile_rt::<S, Fastexec>(threads, iterations),
+        "tokio" => profile_rt::<S, Tokio>(threads, iterations),
+        "async-executor" => profile_rt::<S, AsyncEx>(threads, iterations),
+        "static-executor" => profile_rt::<S, StaticEx>(threads, iterations),
+        "rayon" => {
+            let run = S::RAYON.unwrap_or_else(|| panic!("{} has no rayon variant", S::NAME));
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("cannot start rayon");
+            (0..iterations).for_each(|_| run(&pool));
+        }
+        _ => panic!("SHAPES_PROFILE: unknown executor {executor:?}"),
+    }
+}
+
+fn profile_rt<S: Shape, R: Rt>(threads: usize, iterations: usize) {
+    let rt = R::start(threads);
+    (0..iterations).for_each(|_| S::run(&rt));
+    rt.shutdown();
+}

@@ -17,19 +17,35 @@ thread_local! {
     static EXECUTOR: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
     /// The membership of the task (or `block_on` root) being polled.
     static MEMBERSHIP: Cell<Option<Arc<Membership>>> = const { Cell::new(None) };
-    /// The group guard of a task that just completed, released by its
-    /// worker once `Runnable::run` has stored (or dropped) the output.
+    /// Whether `MEMBERSHIP` is set. Having no destructor, it is read without
+    /// the registration check `MEMBERSHIP` costs, so the common case (a
+    /// task in no group, polled where no membership is installed) skips
+    /// `MEMBERSHIP` altogether.
+    static HAS_MEMBERSHIP: Cell<bool> = const { Cell::new(false) };
+    /// The group guard of a task that completed on a thread that is not a
+    /// worker (the simple scheduler runs tasks on `block_on`'s thread),
+    /// released by [`release_finished`].
     static FINISHED: Cell<Option<MemberGuard>> = const { Cell::new(None) };
 }
 
-/// Hands over the group guard of a task that completed in this poll.
+/// Hands the group guard of a task that completed in this poll to the worker
+/// running it, which releases it once `Runnable::run` has stored (or dropped)
+/// the output.
 pub(crate) fn stash_finished(guard: MemberGuard) {
-    drop(FINISHED.with(|f| f.replace(Some(guard))));
+    with_worker(|worker| match worker {
+        Some(worker) => worker.stash_finished(guard),
+        None => drop(FINISHED.with(|f| f.replace(Some(guard)))),
+    })
 }
 
-/// Releases the guard stashed by the task that just ran, if it completed.
+/// Releases the guard stashed by the task that just ran on this thread, if
+/// it completed: for code that runs tasks outside [`Worker::run_task`]
+/// (the simple scheduler), after `Runnable::run` returned.
 pub(crate) fn release_finished() {
-    drop(FINISHED.with(Cell::take));
+    with_worker(|worker| match worker {
+        Some(worker) => worker.release_finished(),
+        None => drop(FINISHED.with(Cell::take)),
+    })
 }
 
 /// Marks this thread as `worker`'s thread until [`exit_worker`].
@@ -94,6 +110,9 @@ impl Drop for ExecutorGuard {
 /// A clone of the current membership.
 #[inline]
 pub(crate) fn membership() -> Option<Arc<Membership>> {
+    if !has_membership() {
+        return None;
+    }
     MEMBERSHIP.with(|m| {
         let current = m.take();
         let copy = current.clone();
@@ -105,5 +124,15 @@ pub(crate) fn membership() -> Option<Arc<Membership>> {
 /// Installs `membership` and returns the previous one.
 #[inline]
 pub(crate) fn replace_membership(membership: Option<Arc<Membership>>) -> Option<Arc<Membership>> {
+    if membership.is_none() && !has_membership() {
+        return None;
+    }
+    HAS_MEMBERSHIP.with(|h| h.set(membership.is_some()));
     MEMBERSHIP.with(|m| m.replace(membership))
+}
+
+/// Whether a membership is installed on this thread.
+#[inline]
+fn has_membership() -> bool {
+    HAS_MEMBERSHIP.with(Cell::get)
 }

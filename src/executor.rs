@@ -10,11 +10,25 @@
 //!    what is left in its own ring (see [`worker`](crate::worker));
 //! 3. closes the registry of parked tasks and wakes every task in it; the
 //!    wakes push their runnables into the injector;
-//! 4. drains the injector, dropping each runnable (and so its future) until
-//!    it stays empty, then closes it, so a waker fired later by some other
-//!    thread drops its task on the spot instead of queueing it.
+//! 4. drains the injector and the overflow queue, dropping each runnable (and
+//!    so its future) until they stay empty, then closes them, so a waker
+//!    fired later by some other thread drops its task on the spot instead of
+//!    queueing it.
 //!
 //! After that no future of this executor is alive, whoever holds its wakers.
+//!
+//! # How a waker finds its executor
+//!
+//! A task's schedule function holds its executor's id, not a reference
+//! count on [`Shared`]: an `Arc` clone per spawn and a release per finished
+//! task were two atomic read-modify-writes on one cache line that every
+//! worker touches, about a tenth of a small task's cost. A wake on one of
+//! the executor's own workers (nearly all of them) compares ids and pushes
+//! to that worker's queue. A wake from any other thread looks the id up in
+//! a process-wide table of live executors; `Executor::drop` removes its
+//! entry after the shutdown sequence, so a wake that no longer finds its
+//! executor drops the task, as a wake that reached the closed injector
+//! would.
 
 use std::future::Future;
 use std::io;
@@ -42,7 +56,13 @@ use std::time::Instant;
 /// State shared by an executor's handle, its workers and its tasks'
 /// schedule functions.
 pub(crate) struct Shared {
+    /// This executor's key in the table of live executors.
+    id: u64,
     injector: ConcurrentQueue<Runnable>,
+    /// Where full rings send their older half, in batches of
+    /// [`OVERFLOW_BATCH`]: one push and one pop per batch instead of one per
+    /// task through the injector.
+    overflow: ConcurrentQueue<Vec<Runnable>>,
     stealers: Box<[Steal<Runnable>]>,
     unparkers: Box<[Unparker]>,
     idle: Idle,
@@ -144,9 +164,15 @@ impl Shared {
         self.injector.len()
     }
 
+    /// The oldest batch that overflowed from a full ring (never empty).
+    pub(crate) fn pop_overflow(&self) -> Option<Vec<Runnable>> {
+        self.overflow.pop().ok()
+    }
+
     /// Whether any queue holds work (for the last searcher's final look).
     pub(crate) fn has_visible_work(&self) -> bool {
         !self.injector.is_empty()
+            || !self.overflow.is_empty()
             || self.stealers.iter().any(|s| !s.is_empty())
             || self.ext.has_visible_work()
     }
@@ -178,9 +204,9 @@ impl Shared {
             );
         }
         let future = TaskFuture::new(future, membership);
-        let shared = self.clone();
+        let executor = self.id;
         let schedule = WithInfo(move |task: Runnable, info: ScheduleInfo| {
-            shared.schedule_woken(task, info.woken_while_running)
+            schedule_woken(executor, task, info.woken_while_running)
         });
         let (task, handle) = async_task::Builder::new().spawn(move |()| future, schedule);
         self.ext.counters.count_spawn(worker);
@@ -199,10 +225,12 @@ impl Shared {
         })
     }
 
-    /// Queues a woken task.
+    /// Queues a woken task of this executor (for schedule functions that
+    /// hold the `Arc`, as the decorated path's do; the default path's hold
+    /// only the id, see [`schedule_woken`]).
     pub(crate) fn schedule_woken(&self, task: Runnable, woke_itself: bool) {
         context::with_worker(|worker| match worker {
-            Some(worker) if std::ptr::eq(worker.shared(), self) => {
+            Some(worker) if worker.shared().id == self.id => {
                 worker.schedule_woken(task, woke_itself)
             }
             _ => self.inject(task),
@@ -223,22 +251,89 @@ impl Shared {
         for waker in self.registry.close() {
             waker.wake();
         }
-        while let Ok(task) = self.injector.pop() {
-            drop(task);
-        }
+        self.drain_queues();
         self.injector.close();
+        self.overflow.close();
+        self.drain_queues();
+        self.ext.drop_remaining_tasks();
+    }
+
+    fn drain_queues(&self) {
         while let Ok(task) = self.injector.pop() {
             drop(task);
         }
-        self.ext.drop_remaining_tasks();
+        while let Ok(batch) = self.overflow.pop() {
+            drop(batch);
+        }
+    }
+}
+
+/// Tasks per overflow batch. Small enough that glibc serves the buffer from
+/// its small bins: buffers of a kilobyte or more (half a ring in one piece)
+/// made every overflow consolidate the allocator's free lists.
+const OVERFLOW_BATCH: usize = 32;
+
+/// Queues a task of executor `id` that was woken: on one of that executor's
+/// workers, in its queues; elsewhere, in the executor's injector, or if the
+/// executor is gone, nowhere (the task is dropped).
+fn schedule_woken(id: u64, task: Runnable, woke_itself: bool) {
+    context::with_worker(|worker| match worker {
+        Some(worker) if worker.shared().id == id => worker.schedule_woken(task, woke_itself),
+        _ => match live::find(id) {
+            Some(shared) => shared.inject(task),
+            None => drop(task),
+        },
+    })
+}
+
+/// The table of live executors, by id, for wakes from threads that are not
+/// the executor's workers (see the module docs).
+mod live {
+    use std::collections::HashMap;
+    // Not the loom shim: the table is not part of any model, and its
+    // `static`s need const constructors.
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use std::sync::{Arc, PoisonError, RwLock};
+
+    use super::Shared;
+
+    static EXECUTORS: RwLock<Option<HashMap<u64, Arc<Shared>>>> = RwLock::new(None);
+
+    /// Ids are never reused, so a stale id cannot reach a newer executor.
+    pub(super) fn next_id() -> u64 {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        // Relaxed: only uniqueness matters, which the RMW gives.
+        NEXT.fetch_add(1, Relaxed)
+    }
+
+    pub(super) fn insert(shared: Arc<Shared>) {
+        let mut table = EXECUTORS.write().unwrap_or_else(PoisonError::into_inner);
+        table
+            .get_or_insert_with(HashMap::new)
+            .insert(shared.id, shared);
+    }
+
+    pub(super) fn remove(id: u64) -> Option<Arc<Shared>> {
+        let mut table = EXECUTORS.write().unwrap_or_else(PoisonError::into_inner);
+        table.as_mut()?.remove(&id)
+    }
+
+    pub(super) fn find(id: u64) -> Option<Arc<Shared>> {
+        let table = EXECUTORS.read().unwrap_or_else(PoisonError::into_inner);
+        table.as_ref()?.get(&id).cloned()
     }
 }
 
 impl Overflow<Runnable> for Shared {
     fn push_batch(&self, batch: impl Iterator<Item = Runnable>) {
-        for task in batch {
-            if let Err(PushError::Closed(task) | PushError::Full(task)) = self.injector.push(task) {
-                drop(task);
+        let mut batch = batch.peekable();
+        while batch.peek().is_some() {
+            let chunk: Vec<Runnable> = batch.by_ref().take(OVERFLOW_BATCH).collect();
+            // After shutdown, dropping the batch drops its tasks.
+            if let Err(PushError::Closed(chunk) | PushError::Full(chunk)) =
+                self.overflow.push(chunk)
+            {
+                drop(chunk);
             }
         }
     }
@@ -332,6 +427,8 @@ impl Drop for Executor {
             }
         }
         self.shared.drop_remaining_tasks();
+        // From here on, a wake from another thread drops its task at once.
+        drop(live::remove(self.shared.id));
         // Runs the blocking jobs already queued, then joins the pool.
         self.shared.blocking.shutdown();
     }
@@ -481,7 +578,9 @@ impl Builder {
                 }
             };
             Shared {
+                id: live::next_id(),
                 injector: ConcurrentQueue::unbounded(),
+                overflow: ConcurrentQueue::unbounded(),
                 stealers: stealers.into_boxed_slice(),
                 unparkers: parkers.iter().map(Parker::unparker).collect(),
                 idle: Idle::new(workers),
@@ -497,6 +596,7 @@ impl Builder {
                 ext: Extensions::new(&self.ext, workers),
             }
         });
+        live::insert(shared.clone());
         let mut executor = Executor {
             shared: shared.clone(),
             threads: Vec::with_capacity(workers),

@@ -17,15 +17,18 @@
 //!   the injector from any other thread). Tasks posted from outside start in
 //!   the order they were posted when one worker runs them (the injector is
 //!   FIFO and is only ever moved to the back of a ring); spawns from a task
-//!   start in order until its ring overflows, which moves the older half to
-//!   the injector.
+//!   start in order until its ring overflows, which moves the older half, in
+//!   batches, to the executor's overflow queue.
 //! * A task **woken by the running task** on the same worker goes into the
 //!   LIFO slot, replacing (and pushing back) any previous occupant, so a
 //!   message handed to a waiting task is handled while it is still in cache.
 //!   At most [`MAX_LIFO_STREAK`] LIFO tasks run in a row, so two tasks
 //!   waking each other cannot starve the ring.
 //! * A task that **woke itself** (`yield_now`) goes to the back of the ring,
-//!   behind everything that was waiting.
+//!   behind everything that was waiting; so does a task woken by the running
+//!   task's **completion** (the awaiter of its handle): a task awaiting many
+//!   handles in turn would otherwise run once per completion, only to find
+//!   the next handle not ready.
 //!
 //! # Search order
 //!
@@ -33,7 +36,8 @@
 //! batch from the injector joins the back of the ring (and due timers
 //! fire), so work posted from outside starts even while local tasks keep
 //! waking each other; then the LIFO slot, the local ring, a batch from the
-//! injector, and finally stealing half of another worker's ring.
+//! overflow queue, a batch from the injector, and finally stealing half of
+//! another worker's ring (then the injector and overflow queue once more).
 //!
 //! # Shutdown
 //!
@@ -53,11 +57,16 @@ use crate::metrics::{CachePadded, WorkerCounters};
 use crate::park::Parker;
 use crate::queue::{Local, CAPACITY};
 use crate::task::Runnable;
+use crate::task_group::MemberGuard;
 use std::sync::Arc;
 
 /// Ticks between two looks at the injector ahead of local work. Prime, so it
 /// does not fall into step with periodic task patterns.
 pub(crate) const GLOBAL_INTERVAL: u32 = 61;
+
+/// Times a worker with nothing to do yields its core, looking at the queues
+/// after each, before it parks.
+const YIELDS_BEFORE_PARKING: usize = 8;
 
 /// LIFO-slot tasks run in a row before the ring gets a turn.
 pub(crate) const MAX_LIFO_STREAK: u32 = 3;
@@ -71,6 +80,8 @@ pub(crate) struct Worker {
     lifo_streak: Cell<u32>,
     tick: Cell<u32>,
     searching: Cell<bool>,
+    /// The group guard of the task being run, once it has completed.
+    finished: Cell<Option<MemberGuard>>,
     parker: Parker,
     rng: Cell<u32>,
     /// This worker's metrics, on their own cache line (`metrics.rs`).
@@ -93,6 +104,7 @@ impl Worker {
             lifo_streak: Cell::new(0),
             tick: Cell::new(0),
             searching: Cell::new(false),
+            finished: Cell::new(None),
             parker,
             // Any odd seed works for xorshift; spread workers apart.
             rng: Cell::new((index as u32).wrapping_mul(0x9E37_79B9) | 1),
@@ -118,16 +130,45 @@ impl Worker {
     /// Queues a newly spawned task at the back of the ring.
     pub(crate) fn push_new(&self, task: Runnable) {
         self.local.push_back(task, &*self.shared);
-        self.shared.notify_one();
+        // A lone worker has no one to wake: it is awake, pushing. Skipping
+        // the check skips its `SeqCst` fence, the dearest step of a push.
+        if self.shared.workers() > 1 {
+            self.shared.notify_one();
+        }
     }
 
-    /// Queues a woken task: into the LIFO slot unless it woke itself.
+    /// Queues a woken task: into the LIFO slot, unless it woke itself or the
+    /// running task woke it by completing.
+    ///
+    /// A completion wakes whoever awaits the task's handle. Running that
+    /// awaiter at once would make a task that awaits many handles in turn
+    /// (fan-in) run once per completion, each time to find the next handle
+    /// not ready; behind the queued work it finds most of them ready.
     pub(crate) fn schedule_woken(&self, task: Runnable, woke_itself: bool) {
-        if woke_itself {
+        if woke_itself || self.running_task_completed() {
             self.push_new(task);
         } else if let Some(previous) = self.lifo.replace(Some(task)) {
             self.push_new(previous);
         }
+    }
+
+    /// Keeps the group guard of the task that just completed, for
+    /// [`run_task`](Self::run_task) to release.
+    pub(crate) fn stash_finished(&self, guard: MemberGuard) {
+        drop(self.finished.replace(Some(guard)));
+    }
+
+    /// Releases the guard kept by [`stash_finished`](Self::stash_finished):
+    /// the task's output is stored, so its groups may count it finished.
+    pub(crate) fn release_finished(&self) {
+        drop(self.finished.take());
+    }
+
+    fn running_task_completed(&self) -> bool {
+        let guard = self.finished.take();
+        let completed = guard.is_some();
+        self.finished.set(guard);
+        completed
     }
 
     /// The search order, in one place (see the module docs).
@@ -154,6 +195,7 @@ impl Worker {
         self.lifo_streak.set(0);
         self.local
             .pop()
+            .or_else(|| self.pull_overflow_batch())
             .or_else(|| self.pull_injected_batch())
             .or_else(|| self.search())
             // No normal work visible: low tasks (and high ones the hint hid).
@@ -178,6 +220,14 @@ impl Worker {
         let first = self.shared.pop_injected()?;
         self.move_injected_to_ring_at_most(self.fair_share() - 1);
         Some(first)
+    }
+
+    /// Moves the oldest overflow batch into the ring; returns its first task.
+    fn pull_overflow_batch(&self) -> Option<Runnable> {
+        let mut tasks = self.shared.pop_overflow()?.into_iter();
+        let first = tasks.next();
+        tasks.for_each(|task| self.local.push_back(task, &*self.shared));
+        first
     }
 
     /// Appends a fair share of the injector to the back of the ring.
@@ -211,7 +261,9 @@ impl Worker {
             }
             self.searching.set(true);
         }
-        self.steal().or_else(|| self.pull_injected_batch())
+        self.steal()
+            .or_else(|| self.pull_injected_batch())
+            .or_else(|| self.pull_overflow_batch())
     }
 
     /// Takes half of the first non-empty ring, starting at a random victim.
@@ -252,7 +304,7 @@ impl Worker {
         // catches a panic from a destructor that runs after completion.
         let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
         // Output stored: only now may its groups count it as finished.
-        let _ = catch_unwind(context::release_finished);
+        let _ = catch_unwind(AssertUnwindSafe(|| self.release_finished()));
     }
 
     /// Sleeps until woken by new work, shutdown, an unpark from a
@@ -265,6 +317,9 @@ impl Worker {
     /// is due, and the next worker to park takes the role. So timers need no
     /// thread of their own, and the role migrates between idle workers.
     pub(crate) fn park(&self) {
+        if self.work_appears_soon() {
+            return;
+        }
         let idle = self.shared.idle();
         let was_searching = self.searching.replace(false);
         if idle.transition_to_parked(self.index, was_searching) && self.shared.has_visible_work() {
@@ -287,6 +342,19 @@ impl Worker {
             self.shared.release_timer_role();
             self.shared.fire_due_timers();
         }
+    }
+
+    /// Yields the CPU a few times, looking at the queues in between, before
+    /// going to sleep. A producer that posts tasks about as fast as this
+    /// worker runs them would otherwise put it to sleep and wake it (a futex
+    /// call on each side) every few tasks. Yielding rather than spinning
+    /// lets that producer have the core. Only reads: the caller looks for
+    /// work again through the normal search if this sees some.
+    fn work_appears_soon(&self) -> bool {
+        (0..YIELDS_BEFORE_PARKING).any(|_| {
+            std::thread::yield_now();
+            self.shared.has_visible_work() || self.shared.is_shutdown()
+        })
     }
 
     /// How long the timer holder may sleep; `None` for an unbounded park.

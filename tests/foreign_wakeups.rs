@@ -115,3 +115,41 @@ fn many_tasks_woken_by_many_threads() {
         assert_eq!(results, (0..400).map(|i| i * 2).collect::<Vec<_>>());
     })
 }
+
+/// Tasks woken from the workers of another executor: the wake must reach the
+/// task's own executor and run it there, not on the waker's.
+#[test]
+fn tasks_woken_by_another_executors_workers() {
+    with_timeout(|| {
+        let named = |name: &str, threads| {
+            fastexec::Executor::builder()
+                .threads(threads)
+                .thread_name(name)
+                .build()
+                .expect("start executor")
+        };
+        let (ours, theirs) = (named("ours", 2), named("theirs", 1));
+        let (senders, handles): (Vec<_>, Vec<_>) = (0..100u32)
+            .map(|i| {
+                let (tx, rx) = oneshot::channel::<u32>();
+                let handle = ours.spawn(async move {
+                    let got = rx.await.unwrap();
+                    (got, std::thread::current().name().map(str::to_owned))
+                });
+                ((i, tx), handle)
+            })
+            .unzip();
+        let sent = theirs.spawn(async move {
+            for (i, tx) in senders {
+                tx.send(i).unwrap();
+            }
+        });
+        futures::executor::block_on(sent).unwrap();
+        for (i, handle) in handles.into_iter().enumerate() {
+            let (got, thread) = futures::executor::block_on(handle).unwrap();
+            assert_eq!(got, i as u32);
+            let thread = thread.unwrap_or_default();
+            assert!(thread.starts_with("ours-"), "task {i} ran on {thread}");
+        }
+    })
+}

@@ -4,7 +4,7 @@
 //! any number of thieves. [`Local`] is the owner's handle: it pushes at the tail
 //! and pops at the head. [`Steal`] is the thieves' handle: it takes half of the
 //! queue at once, from the head. When the ring is full, the owner moves half of
-//! it to an [`Overflow`] target (the executor's global injector).
+//! it to an [`Overflow`] target (the executor's overflow queue of batches).
 
 mod local;
 
