@@ -31,6 +31,7 @@ pub struct TaskId(NonZeroU64);
 
 impl TaskId {
     /// A fresh id.
+    #[inline]
     pub(crate) fn next() -> TaskId {
         // std's atomic, not the loom shim's: a process-wide static, and
         // Relaxed because uniqueness needs only the RMW's atomicity.

@@ -148,6 +148,7 @@ impl Options {
     /// Unnamed normal-priority tasks take the default path, which decorates
     /// itself when the executor needs it; except that a task with an `id`
     /// decorates here, so that its [`TaskMeta`] keeps the id.
+    #[inline]
     pub(crate) fn spawn<F>(
         &self,
         shared: &Arc<Shared>,
