@@ -198,9 +198,9 @@ impl Shared {
     {
         // One predictable branch: hooks, latency histogram, simple scheduler.
         if self.ext.decorates() {
-            let options = crate::task::Builder::new();
+            let options = crate::task::builder::Options::default();
             return crate::task::builder::spawn_decorated(
-                self, future, membership, worker, &options,
+                self, future, membership, worker, &options, None,
             );
         }
         let future = TaskFuture::new(future, membership);

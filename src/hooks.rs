@@ -23,12 +23,15 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// A task's number, unique in the process. Allocated only for tasks that
-/// need one: named tasks and tasks of an executor with task hooks.
+/// need one: named tasks, tasks of an executor with task hooks, and tasks
+/// with a [`Completion`](crate::Completion), whose
+/// [`TaskLabel`](crate::deps::TaskLabel) shows the same number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TaskId(NonZeroU64);
 
 impl TaskId {
     /// A fresh id.
+    #[inline]
     pub(crate) fn next() -> TaskId {
         // std's atomic, not the loom shim's: a process-wide static, and
         // Relaxed because uniqueness needs only the RMW's atomicity.
@@ -56,11 +59,8 @@ pub struct TaskMeta {
 }
 
 impl TaskMeta {
-    pub(crate) fn new(name: Option<Arc<str>>) -> TaskMeta {
-        TaskMeta {
-            id: TaskId::next(),
-            name,
-        }
+    pub(crate) fn new(id: TaskId, name: Option<Arc<str>>) -> TaskMeta {
+        TaskMeta { id, name }
     }
 
     /// The task's unique id.

@@ -14,8 +14,8 @@
 //! * [`time`]: sleeps, timeouts and intervals driven by the workers
 //!   themselves (no timer thread); [`cancel`]: cancellation tokens;
 //!   [`signal`]: a notify primitive with a stored permit.
-//! * [`task::Builder`] spawns with a name (a `tracing` span per poll) and a
-//!   [`Priority`]; [`Executor::metrics`] reads counters, queue depths and an
+//! * [`task::Builder`] spawns any kind of task with a name (a `tracing`
+//!   span per poll) and a [`Priority`]; [`Executor::metrics`] reads counters, queue depths and an
 //!   opt-in latency histogram; [`Builder`] takes thread and task hooks; and
 //!   [`Scheduler::Simple`] (`FASTEXEC_SCHEDULER=simple`, `FASTEXEC_SEED`)
 //!   replays a run's task order from a seed.
@@ -77,8 +77,6 @@ mod queue;
 mod registry;
 mod simple;
 mod sync;
-/// Spawning with options ([`task::Builder`]: a name, a [`Priority`]), and
-/// the task types ([`JoinHandle`], [`task::TaskMeta`], ...).
 pub mod task;
 mod task_group;
 mod wait;

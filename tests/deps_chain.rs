@@ -12,7 +12,7 @@ mod support;
 
 use std::sync::Arc;
 
-use fastexec::deps::named;
+use fastexec::task::Builder;
 use fastexec::{spawn_after, spawn_completion, Completion};
 use support::within;
 
@@ -44,7 +44,7 @@ fn long_chain_runs_every_link_in_order() {
 fn failure_at_the_head_reaches_the_tail_of_a_long_pending_chain() {
     let err = within(300, || {
         let (sender, receiver) = futures::channel::oneshot::channel::<()>();
-        let head = named("head").spawn_completion(async move {
+        let head = Builder::new().name("head").spawn_completion(async move {
             receiver.await.unwrap();
             panic!("head failed");
         });

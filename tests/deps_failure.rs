@@ -7,7 +7,8 @@ mod support;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use fastexec::deps::{named, CompletionError};
+use fastexec::deps::CompletionError;
+use fastexec::task::Builder;
 use fastexec::{spawn_after, spawn_completion, TaskGroup};
 use support::{executor, with_timeout, DropCounter};
 
@@ -18,12 +19,19 @@ fn panicking_dependency_fails_its_dependents_while_an_independent_branch_complet
     let (child, grandchild, independent) = with_timeout(move || {
         let ex = executor(2);
         ex.block_on(async move {
-            let bad = named("parse").spawn_completion(async { panic!("unexpected token") });
-            let good = named("fetch").spawn_completion(async { 5 });
-            let child = named("compile").spawn_after(&bad, move |_: Arc<()>| async move {
-                flag.store(true, Ordering::SeqCst);
-            });
-            let grandchild = named("link").spawn_after(&child, |_| async {});
+            let bad = Builder::new()
+                .name("parse")
+                .spawn_completion(async { panic!("unexpected token") });
+            let good = Builder::new().name("fetch").spawn_completion(async { 5 });
+            let child =
+                Builder::new()
+                    .name("compile")
+                    .spawn_after(&bad, move |_: Arc<()>| async move {
+                        flag.store(true, Ordering::SeqCst);
+                    });
+            let grandchild = Builder::new()
+                .name("link")
+                .spawn_after(&child, |_| async {});
             let independent = spawn_after(&good, |g: Arc<i32>| async move { *g * 2 });
             (
                 child.await.unwrap_err(),
@@ -68,7 +76,9 @@ fn panicking_dependency_fails_its_dependents_while_an_independent_branch_complet
 fn aborted_dependency_fails_its_dependents_as_upstream_of_a_cancellation() {
     let err = with_timeout(|| {
         fastexec::block_on(async {
-            let stuck = named("stuck").spawn_completion(std::future::pending::<u8>());
+            let stuck = Builder::new()
+                .name("stuck")
+                .spawn_completion(std::future::pending::<u8>());
             let after = spawn_after(&stuck, |_| async { unreachable!("must not start") });
             stuck.abort();
             assert!(stuck.clone().await.unwrap_err().is_cancelled());
@@ -87,9 +97,11 @@ fn aborting_a_dependent_before_it_starts_cancels_it_and_its_dependents() {
     let (own, downstream, gate) = with_timeout(move || {
         fastexec::block_on(async move {
             let gate = spawn_completion(async move { receiver.await.unwrap() });
-            let waiting = named("waiting").spawn_after(&gate, move |_| async move {
-                flag.store(true, Ordering::SeqCst);
-            });
+            let waiting = Builder::new()
+                .name("waiting")
+                .spawn_after(&gate, move |_| async move {
+                    flag.store(true, Ordering::SeqCst);
+                });
             let downstream = spawn_after(&waiting, |_| async {});
             waiting.abort();
             let own = waiting.await.unwrap_err();
@@ -203,4 +215,31 @@ fn aborting_before_the_first_poll_still_finishes_the_completion() {
     });
     assert!(err.0.is_cancelled(), "{}", err.0);
     assert!(err.1.failed_dependency().is_some(), "{}", err.1);
+}
+
+/// Names given through the builder, on an explicit executor, are in the
+/// error's text: the dependent's and the failed dependency's, with their
+/// numbers.
+#[test]
+fn builder_names_appear_in_the_error_text() {
+    let (text, download, unpack) = with_timeout(|| {
+        let ex = executor(1);
+        let download = Builder::new()
+            .name("download")
+            .on(&ex)
+            .spawn_completion(async { panic!("404") });
+        let unpack = Builder::new()
+            .name("unpack")
+            .on(&ex)
+            .spawn_after(&download, |_: Arc<()>| async {});
+        let error = ex.block_on(unpack.clone()).unwrap_err();
+        (error.to_string(), download.id(), unpack.id())
+    });
+    assert_eq!(
+        text,
+        format!(
+            "task {unpack} \"unpack\" did not run: its dependency task {download} \"download\" \
+             failed: task {download} \"download\" panicked: 404"
+        )
+    );
 }

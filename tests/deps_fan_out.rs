@@ -66,8 +66,9 @@ fn registering_after_completion_still_releases_the_dependent() {
             done.clone().await.unwrap();
             assert!(done.is_finished());
             let after = spawn_after(done, |d: Arc<i32>| async move { *d + 1 });
-            let failed =
-                fastexec::deps::named("already failed").spawn_completion(async { panic!("early") });
+            let failed = fastexec::task::Builder::new()
+                .name("already failed")
+                .spawn_completion(async { panic!("early") });
             assert!(failed.clone().await.is_err());
             let never = spawn_after(failed, |_: Arc<()>| async { unreachable!() });
             (after.await.unwrap(), never.await.unwrap_err())

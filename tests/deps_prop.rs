@@ -8,7 +8,8 @@ mod support;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use fastexec::deps::{named, CompletionError};
+use fastexec::deps::CompletionError;
+use fastexec::task::Builder;
 use fastexec::{Completion, Executor};
 use proptest::prelude::*;
 
@@ -59,7 +60,7 @@ fn run(dag: &Dag) -> (Outcomes, Vec<Entry>) {
                 let deps: Vec<_> = dag2.deps[i].iter().map(|&d| tasks[d].clone()).collect();
                 let (clock, log, panics) = (clock2.clone(), log2.clone(), dag2.panics[i]);
                 let expected = dag2.deps[i].clone();
-                let task = named(i.to_string()).spawn_after(
+                let task = Builder::new().name(i.to_string()).spawn_after(
                     deps,
                     move |inputs: Vec<Arc<usize>>| async move {
                         {

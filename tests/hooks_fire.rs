@@ -44,20 +44,25 @@ struct Seen {
     finished: Vec<TaskId>,
 }
 
+/// An executor of `threads` workers whose task hooks record into `seen`.
+fn recording_executor(threads: usize, seen: &Arc<Mutex<Seen>>) -> Executor {
+    let (on_spawn, on_finish) = (seen.clone(), seen.clone());
+    Executor::builder()
+        .threads(threads)
+        .on_task_spawn(move |meta| {
+            let name = meta.name().map(String::from);
+            on_spawn.lock().unwrap().spawned.push((meta.id(), name));
+        })
+        .on_task_finish(move |meta| on_finish.lock().unwrap().finished.push(meta.id()))
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn task_hooks_fire_once_per_task() {
     with_timeout(|| {
         let seen = Arc::new(Mutex::new(Seen::default()));
-        let (on_spawn, on_finish) = (seen.clone(), seen.clone());
-        let ex = Executor::builder()
-            .threads(2)
-            .on_task_spawn(move |meta| {
-                let name = meta.name().map(String::from);
-                on_spawn.lock().unwrap().spawned.push((meta.id(), name));
-            })
-            .on_task_finish(move |meta| on_finish.lock().unwrap().finished.push(meta.id()))
-            .build()
-            .unwrap();
+        let ex = recording_executor(2, &seen);
         let gate = Gate::new();
         let waiting = gate.clone();
         ex.block_on(async move {
@@ -106,4 +111,45 @@ fn named_tasks_get_distinct_nonzero_ids() {
     assert_eq!(ids.len(), 2);
     assert_ne!(ids[0], ids[1]);
     assert!(ids.iter().all(|&id| id > 0));
+}
+
+/// Completions spawned through the builder reach the hooks with their name,
+/// and every completion's `TaskMeta` id is the number its errors show.
+#[test]
+fn completions_reach_the_hooks_with_their_label() {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let recorded = seen.clone();
+    let labels = with_timeout(move || {
+        let ex = recording_executor(1, &recorded);
+        let named = task::Builder::new().name("fetch").on(&ex);
+        let fetch = named.spawn_completion(async { 1 });
+        let parse = task::Builder::new()
+            .name("parse")
+            .on(&ex)
+            .spawn_after(&fetch, |n| async move { *n + 1 });
+        let plain = ex.spawn_completion(async {});
+        assert_eq!(*ex.block_on(parse.clone()).unwrap(), 2);
+        ex.block_on(plain.clone()).unwrap();
+        // Joins the worker: every finish hook has run.
+        drop(ex);
+        [fetch.label(), parse.label(), plain.label()]
+    });
+    let seen = seen.lock().unwrap();
+    // The dependent is spawned when `fetch` finishes, maybe after `plain`.
+    let mut spawned: Vec<(u64, Option<String>)> = seen
+        .spawned
+        .iter()
+        .map(|(id, name)| (id.get(), name.clone()))
+        .collect();
+    spawned.sort();
+    let mut expected: Vec<(u64, Option<String>)> = labels
+        .iter()
+        .map(|label| (label.id(), label.name().map(String::from)))
+        .collect();
+    expected.sort();
+    assert_eq!(spawned, expected);
+    let mut finished: Vec<u64> = seen.finished.iter().map(|id| id.get()).collect();
+    finished.sort();
+    let ids: Vec<u64> = expected.iter().map(|(id, _)| *id).collect();
+    assert_eq!(finished, ids, "each finishes once");
 }

@@ -98,7 +98,8 @@ fn queue_depths_show_waiting_tasks() {
             handles.push(
                 task::Builder::new()
                     .priority(priority)
-                    .spawn_on(&ex, async {}),
+                    .on(&ex)
+                    .spawn(async {}),
             );
         }
         let metrics = ex.metrics();

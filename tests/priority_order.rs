@@ -66,7 +66,7 @@ fn high_starts_first_and_low_last() {
                 handles.push(if priority == Priority::Normal && round % 2 == 0 {
                     ex.spawn(body)
                 } else {
-                    builder.spawn_on(&ex, body)
+                    builder.on(&ex).spawn(body)
                 });
             }
         }
@@ -79,27 +79,26 @@ fn high_starts_first_and_low_last() {
 /// comes before every normal task.
 #[test]
 fn woken_high_task_stays_high() {
-    let order = with_timeout(|| {
-        let ex = executor(1);
-        let release = hold_worker(&ex);
-        let order = Arc::new(Mutex::new(String::new()));
-        let mut handles = Vec::new();
-        for _ in 0..3 {
-            let normal = order.clone();
-            handles.push(ex.spawn(async move { normal.lock().unwrap().push('N') }));
-            let high = order.clone();
-            handles.push(
-                task::Builder::new()
-                    .priority(Priority::High)
-                    .spawn_on(&ex, async move {
+    let order =
+        with_timeout(|| {
+            let ex = executor(1);
+            let release = hold_worker(&ex);
+            let order = Arc::new(Mutex::new(String::new()));
+            let mut handles = Vec::new();
+            for _ in 0..3 {
+                let normal = order.clone();
+                handles.push(ex.spawn(async move { normal.lock().unwrap().push('N') }));
+                let high = order.clone();
+                handles.push(task::Builder::new().priority(Priority::High).on(&ex).spawn(
+                    async move {
                         high.lock().unwrap().push('h');
                         fastexec::yield_now().await;
                         high.lock().unwrap().push('H');
-                    }),
-            );
-        }
-        release_and_join(&ex, release, handles, &order)
-    });
+                    },
+                ));
+            }
+            release_and_join(&ex, release, handles, &order)
+        });
     assert_eq!(order, "hhhHHHNNN");
 }
 
@@ -129,4 +128,35 @@ fn low_runs_when_no_normal_work_is_visible() {
         order
     });
     assert_eq!(order, "NNNL");
+}
+
+/// Completions take the priority path too: high-priority `spawn_completion`
+/// and `spawn_after` tasks posted after normal ones start before them.
+#[test]
+fn high_priority_completions_start_first() {
+    let order = with_timeout(|| {
+        let ex = executor(1);
+        let release = hold_worker(&ex);
+        let order = Arc::new(Mutex::new(String::new()));
+        let push = |c: char| {
+            let order = order.clone();
+            async move { order.lock().unwrap().push(c) }
+        };
+        let high = task::Builder::new().priority(Priority::High).on(&ex);
+        let mut completions = Vec::new();
+        for _ in 0..3 {
+            completions.push(ex.spawn_completion(push('N')));
+            completions.push(high.spawn_completion(push('H')));
+            let body = push('A');
+            // No dependencies: it is spawned at once, by its priority.
+            completions.push(high.spawn_after((), move |()| body));
+        }
+        release.send(()).unwrap();
+        for completion in completions {
+            ex.block_on(completion).unwrap();
+        }
+        let order = order.lock().unwrap().clone();
+        order
+    });
+    assert_eq!(order, "HAHAHANNN");
 }

@@ -1,5 +1,6 @@
 //! Named tasks poll inside a `tracing` span named `task` that carries the
-//! task's name and id; unnamed tasks get no span. The subscriber is global
+//! task's name and id (for a completion, the id its errors show); unnamed
+//! tasks get no span. The subscriber is global
 //! (worker threads must see it), so this binary holds a single test.
 
 mod support;
@@ -81,25 +82,35 @@ fn named_tasks_poll_inside_a_span() {
     let recorder = Recorder::default();
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(recorder.clone()))
         .unwrap();
-    with_timeout(|| {
+    let load_id = with_timeout(|| {
         let ex = fastexec::Executor::builder().threads(2).build().unwrap();
-        let fetch = task::Builder::new().name("fetch").spawn_on(&ex, async {
+        let fetch = task::Builder::new().name("fetch").on(&ex).spawn(async {
             // Polled twice: the span is entered twice.
             fastexec::yield_now().await;
         });
         ex.block_on(fetch).unwrap();
-        let parse = task::Builder::new().name("parse").spawn_on(&ex, async {});
+        let parse = task::Builder::new().name("parse").on(&ex).spawn(async {});
         ex.block_on(parse).unwrap();
         // Unnamed: no span.
         ex.block_on(ex.spawn(async {})).unwrap();
-        ex.block_on(task::Builder::new().spawn_on(&ex, async {}))
+        ex.block_on(task::Builder::new().on(&ex).spawn(async {}))
             .unwrap();
+        // A named completion: its span shows the number its errors show.
+        let load = task::Builder::new()
+            .name("load")
+            .on(&ex)
+            .spawn_completion(async {});
+        ex.block_on(load.clone()).unwrap();
+        ex.block_on(ex.spawn_completion(async {})).unwrap();
+        load.id()
     });
     let spans = recorder.0.lock().unwrap().all.clone();
-    assert_eq!(spans.len(), 2, "{spans:?}");
+    assert_eq!(spans.len(), 3, "{spans:?}");
     assert!(spans.iter().all(|s| s.span == "task"), "{spans:?}");
     assert_eq!(spans[0].name.as_deref(), Some("fetch"));
     assert_eq!(spans[1].name.as_deref(), Some("parse"));
+    assert_eq!(spans[2].name.as_deref(), Some("load"));
+    assert_eq!(spans[2].id, Some(load_id), "{spans:?}");
     let (a, b) = (spans[0].id.unwrap(), spans[1].id.unwrap());
     assert!(a > 0 && b > 0 && a != b, "{spans:?}");
     assert_eq!(spans[0].entered, 2, "{spans:?}");

@@ -48,7 +48,7 @@ impl<T: Send + Sync + 'static> Completion<T> {
 
     /// The task's number, unique in the process; errors show it.
     pub fn id(&self) -> u64 {
-        self.node.id()
+        self.node.id().get()
     }
 
     /// The task's number and name.
@@ -58,7 +58,7 @@ impl<T: Send + Sync + 'static> Completion<T> {
 
     /// Names the task; errors created from now on show the name. A task may
     /// fail before this call: to be sure the name is in every error, name
-    /// it at spawn with [`deps::named`](crate::deps::named).
+    /// it at spawn with [`task::Builder::name`](crate::task::Builder::name).
     ///
     /// ```
     /// let task = fastexec::spawn_completion(async { 1 }).named("one");

@@ -11,6 +11,7 @@ use super::node::{Dependent, Node, Register, Registration};
 use super::spawn::{catching, spawn_producer};
 use crate::executor::Shared;
 use crate::sync::{lock, AtomicUsize, Mutex, Ordering::AcqRel};
+use crate::task::builder::Options;
 use crate::task_group::MemberGuard;
 
 /// The dependencies a task can be spawned after, and the outputs it then
@@ -232,6 +233,8 @@ struct Job<D, F> {
     deps: D,
     body: F,
     shared: Arc<Shared>,
+    /// Its name and priority.
+    options: Options,
     /// Counts the dependent in the spawner's task groups until it starts.
     member: MemberGuard,
 }
@@ -289,6 +292,7 @@ where
         deps,
         body,
         shared,
+        options,
         mut member,
     } = job;
     let outputs = deps.outputs();
@@ -298,7 +302,7 @@ where
     // through.
     let membership = member.take();
     let future = catching(async move { body(outputs).await });
-    spawn_producer(&shared, node, future, membership.clone(), None);
+    spawn_producer(&shared, node, future, membership.clone(), None, &options);
     member.restore(membership);
 }
 
@@ -317,11 +321,11 @@ where
 }
 
 /// Registers a task that runs `body` on the outputs of `deps` once they all
-/// succeeded, on `shared`, counted in the current task groups from now on;
-/// returns its node.
+/// succeeded, on `shared` with `options`, counted in the current task groups
+/// from now on; returns its node.
 pub(crate) fn spawn_after_on<D, F, Fut>(
     shared: Arc<Shared>,
-    name: Option<Arc<str>>,
+    options: Options,
     deps: D,
     body: F,
 ) -> Arc<Node<Fut::Output>>
@@ -331,12 +335,14 @@ where
     Fut: Future + Send + 'static,
     Fut::Output: Send + Sync + 'static,
 {
+    let name = options.name().cloned();
     let pending = Pending {
         unmet: AtomicUsize::new(deps.count() + 1),
         job: Mutex::new(Some(Job {
             deps,
             body,
             shared,
+            options,
             member: MemberGuard::enter(crate::context::membership()),
         })),
     };

@@ -7,7 +7,7 @@ use std::sync::Arc;
 /// optional name, shown in every [`CompletionError`] that mentions the task.
 ///
 /// ```
-/// let task = fastexec::deps::named("fetch").spawn_completion(async { 1 });
+/// let task = fastexec::task::Builder::new().name("fetch").spawn_completion(async { 1 });
 /// assert_eq!(task.label().name(), Some("fetch"));
 /// assert_eq!(task.label().to_string(), format!("task {} \"fetch\"", task.id()));
 /// ```
@@ -22,7 +22,9 @@ impl TaskLabel {
         TaskLabel { id, name }
     }
 
-    /// The task's number, unique among the completions of this process.
+    /// The task's number, unique in the process: its
+    /// [`TaskId`](crate::task::TaskId), which its hooks'
+    /// [`TaskMeta`](crate::task::TaskMeta) and `tracing` span show too.
     pub fn id(&self) -> u64 {
         self.id
     }
@@ -53,7 +55,8 @@ impl fmt::Display for TaskLabel {
 /// use fastexec::deps::CompletionError;
 ///
 /// let err = fastexec::block_on(async {
-///     let fetch = fastexec::deps::named("fetch")
+///     let fetch = fastexec::task::Builder::new()
+///         .name("fetch")
 ///         .spawn_completion(async { panic!("no network") });
 ///     let parse = fastexec::spawn_after(fetch, |page: std::sync::Arc<()>| async move { page });
 ///     parse.await.unwrap_err()

@@ -4,9 +4,11 @@
 //! its output, shared as an `Arc<T>`, or a [`CompletionError`] (the task
 //! panicked, was cancelled, or never ran because a dependency failed). Get
 //! one with [`spawn_completion`], [`spawn_after`] or
-//! [`JoinHandle::shared`](crate::JoinHandle::shared); name the task with
-//! [`named`] (or [`Completion::named`]); every error names the task and, for
-//! an upstream failure, the dependency that failed.
+//! [`JoinHandle::shared`](crate::JoinHandle::shared). Name the task, or
+//! give it a priority, by spawning it through a
+//! [`task::Builder`](crate::task::Builder) (or name it later with
+//! [`Completion::named`]); every error names the task and, for an upstream
+//! failure, the dependency that failed.
 //!
 //! [`spawn_after`]`(deps, body)` starts `body(outputs)` only once every
 //! dependency succeeded, with their outputs in the order given (see
@@ -18,7 +20,9 @@
 //! use std::sync::Arc;
 //!
 //! let report = fastexec::block_on(async {
-//!     let fetch = fastexec::deps::named("fetch").spawn_completion(async { vec![3, 1, 2] });
+//!     let fetch = fastexec::task::Builder::new()
+//!         .name("fetch")
+//!         .spawn_completion(async { vec![3, 1, 2] });
 //!     let sort = fastexec::spawn_after(&fetch, |v: Arc<Vec<i32>>| async move {
 //!         let mut v = (*v).clone();
 //!         v.sort();
@@ -112,102 +116,90 @@ mod node;
 mod spawn;
 
 use std::future::Future;
-use std::sync::Arc;
 
 pub use completion::Completion;
 pub use dependencies::{Dependencies, Dependency};
 pub use error::{CompletionError, TaskLabel};
 
 use crate::context;
-use crate::executor::{global, Executor, Shared};
-use crate::task::JoinHandle;
-use crate::worker::Worker;
+use crate::executor::Executor;
+use crate::task::{Builder, JoinHandle};
 use node::Node;
 
-/// Options for spawning a task with a completion: its name and, optionally,
-/// an executor other than the current one.
-///
-/// ```
-/// let executor = fastexec::Executor::builder().threads(1).build().unwrap();
-/// let err = executor.block_on(async {
-///     fastexec::deps::named("flaky")
-///         .on(&executor)
-///         .spawn_completion(async { panic!("bad input") })
-///         .await
-///         .unwrap_err()
-/// });
-/// assert!(err.to_string().contains("\"flaky\" panicked: bad input"));
-/// ```
-#[derive(Debug, Clone, Default)]
-pub struct TaskBuilder<'a> {
-    name: Option<Arc<str>>,
-    executor: Option<&'a Executor>,
-}
-
-/// A [`TaskBuilder`] for a task called `name`.
-pub fn named(name: impl Into<Arc<str>>) -> TaskBuilder<'static> {
-    TaskBuilder::new().name(name)
-}
-
-impl<'a> TaskBuilder<'a> {
-    /// No name; the current executor.
-    pub fn new() -> Self {
-        TaskBuilder::default()
-    }
-
-    /// Names the task: errors show the name with its number.
-    pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
-        self.name = Some(name.into());
-        self
-    }
-
-    /// Spawns onto `executor` instead of the current one.
-    pub fn on(self, executor: &Executor) -> TaskBuilder<'_> {
-        TaskBuilder {
-            name: self.name,
-            executor: Some(executor),
-        }
-    }
-
-    /// Spawns `future` and returns its completion. See
-    /// [`spawn_completion`].
-    pub fn spawn_completion<F>(self, future: F) -> Completion<F::Output>
+/// The spawns with a completion, with the builder's options: a named task's
+/// errors show its name, and its hooks' [`TaskMeta`](crate::task::TaskMeta)
+/// and `tracing` span show the same name and number; a prioritised one is
+/// queued by its priority (when it starts, for `spawn_after`).
+impl Builder<'_> {
+    /// Spawns `future` and returns its completion, as
+    /// [`spawn_completion`](crate::spawn_completion) does, with these options.
+    ///
+    /// ```
+    /// let executor = fastexec::Executor::builder().threads(1).build().unwrap();
+    /// let err = executor.block_on(async {
+    ///     fastexec::task::Builder::new()
+    ///         .name("flaky")
+    ///         .on(&executor)
+    ///         .spawn_completion(async { panic!("bad input") })
+    ///         .await
+    ///         .unwrap_err()
+    /// });
+    /// assert!(err.to_string().contains("\"flaky\" panicked: bad input"));
+    /// ```
+    pub fn spawn_completion<F>(&self, future: F) -> Completion<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + Sync + 'static,
     {
-        let node = Node::new(self.name.clone());
-        self.with_executor(|shared, worker| {
-            let future = spawn::catching(future);
-            spawn::spawn_producer(shared, node.clone(), future, context::membership(), worker)
+        self.spawn_producing(spawn::catching(future))
+    }
+
+    /// Spawns a task storing what `future` gives in a new completion.
+    fn spawn_producing<T, F>(&self, future: F) -> Completion<T>
+    where
+        T: Send + Sync + 'static,
+        F: Future<Output = Result<T, spawn::Missing>> + Send + 'static,
+    {
+        let node = Node::new(self.options().name().cloned());
+        let membership = context::membership();
+        self.with_target(|shared, worker| {
+            let (node, options) = (node.clone(), self.options());
+            spawn::spawn_producer(shared, node, future, membership, worker, options)
         });
         Completion::new(node)
     }
 
-    /// Spawns `body(outputs)` once every dependency succeeded. See
-    /// [`spawn_after`].
-    pub fn spawn_after<D, F, Fut>(self, deps: D, body: F) -> Completion<Fut::Output>
+    /// Spawns `body(outputs)` once every dependency succeeded, as
+    /// [`spawn_after`](crate::spawn_after) does, with these options.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fastexec::{task, Priority};
+    ///
+    /// let total = fastexec::block_on(async {
+    ///     let parts = [1, 2, 3].map(|i| fastexec::spawn_completion(async move { i }));
+    ///     task::Builder::new()
+    ///         .name("sum")
+    ///         .priority(Priority::High)
+    ///         .spawn_after(parts, |parts: [Arc<i32>; 3]| async move {
+    ///             parts.iter().map(|p| **p).sum::<i32>()
+    ///         })
+    ///         .await
+    ///         .unwrap()
+    /// });
+    /// assert_eq!(*total, 6);
+    /// ```
+    pub fn spawn_after<D, F, Fut>(&self, deps: D, body: F) -> Completion<Fut::Output>
     where
         D: Dependencies,
         F: FnOnce(D::Outputs) -> Fut + Send + 'static,
         Fut: Future + Send + 'static,
         Fut::Output: Send + Sync + 'static,
     {
-        let shared = self.with_executor(|shared, _| shared.clone());
-        let node = dependencies::spawn_after_on(shared, self.name, deps.hold(), body);
+        let shared = self.with_target(|shared, _| shared.clone());
+        let options = self.options().clone();
+        let node = dependencies::spawn_after_on(shared, options, deps.hold(), body);
         Completion::new(node)
-    }
-
-    /// Runs `f` with the chosen executor, and this thread's worker when the
-    /// caller knows it belongs to that executor.
-    fn with_executor<R>(&self, f: impl FnOnce(&Arc<Shared>, Option<&Worker>) -> R) -> R {
-        match self.executor {
-            Some(executor) => f(executor.shared(), None),
-            None => context::with_executor(|shared, worker| match shared {
-                Some(shared) => f(shared, worker),
-                None => f(global().shared(), None),
-            }),
-        }
     }
 }
 
@@ -224,7 +216,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + Sync + 'static,
 {
-    TaskBuilder::new().spawn_completion(future)
+    Builder::new().spawn_completion(future)
 }
 
 /// Spawns `body(outputs)` on the current executor once every dependency in
@@ -253,7 +245,7 @@ where
     Fut: Future + Send + 'static,
     Fut::Output: Send + Sync + 'static,
 {
-    TaskBuilder::new().spawn_after(deps, body)
+    Builder::new().spawn_after(deps, body)
 }
 
 impl Executor {
@@ -270,7 +262,7 @@ impl Executor {
         F: Future + Send + 'static,
         F::Output: Send + Sync + 'static,
     {
-        TaskBuilder::new().on(self).spawn_completion(future)
+        Builder::new().on(self).spawn_completion(future)
     }
 
     /// Spawns `body(outputs)` onto this executor once every dependency
@@ -289,7 +281,7 @@ impl Executor {
         Fut: Future + Send + 'static,
         Fut::Output: Send + Sync + 'static,
     {
-        TaskBuilder::new().on(self).spawn_after(deps, body)
+        Builder::new().on(self).spawn_after(deps, body)
     }
 }
 
@@ -313,11 +305,6 @@ impl<T: Send + Sync + 'static> JoinHandle<T> {
     /// assert_eq!((*a, *b), (5, 5));
     /// ```
     pub fn shared(self) -> Completion<T> {
-        let node = Node::new(None);
-        TaskBuilder::new().with_executor(|shared, worker| {
-            let future = spawn::forwarding(self);
-            spawn::spawn_producer(shared, node.clone(), future, context::membership(), worker)
-        });
-        Completion::new(node)
+        Builder::new().spawn_producing(spawn::forwarding(self))
     }
 }

@@ -5,14 +5,14 @@
 
 use std::cell::RefCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker};
 
 use smallvec::SmallVec;
 
 use super::error::{CompletionError, TaskLabel};
-use crate::sync::{lock, Mutex, Ordering::Relaxed};
+use crate::hooks::TaskId;
+use crate::sync::{lock, Mutex};
 use crate::task::JoinHandle;
 
 /// What awaiting a completion gives.
@@ -54,9 +54,6 @@ pub enum Registration {
     Failed(CompletionError),
 }
 
-/// Source of [`TaskLabel`] numbers.
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
 /// What a node carries besides its completion state (see [`Node`]).
 pub trait Tail: Send + Sync {}
 
@@ -68,7 +65,9 @@ impl<X: Send + Sync + ?Sized> Tail for X {}
 /// dependencies and its body), stored in the same allocation as its
 /// completion; `()` for other tasks. Handles see it as `dyn Tail`.
 pub(crate) struct Node<T, P: ?Sized = dyn Tail> {
-    id: u64,
+    /// Drawn from the same counter as [`TaskId`]s, so that the task's
+    /// [`TaskMeta`](crate::task::TaskMeta), if it gets one, has the same.
+    id: TaskId,
     /// Set once, by whoever finishes the task first (its producer, or an
     /// abort); read without a lock.
     outcome: OnceLock<Stored<T>>,
@@ -130,8 +129,7 @@ impl<T, P> Node<T, P> {
     /// A pending node with a fresh number, carrying `pending`.
     pub(crate) fn with_pending(name: Option<Arc<str>>, pending: P) -> Node<T, P> {
         Node {
-            // Relaxed: only uniqueness matters, which the RMW gives.
-            id: NEXT_ID.fetch_add(1, Relaxed),
+            id: TaskId::next(),
             outcome: OnceLock::new(),
             waiting: Mutex::new(Waiting {
                 name,
@@ -143,12 +141,12 @@ impl<T, P> Node<T, P> {
 }
 
 impl<T: Send + Sync + 'static, P: ?Sized> Node<T, P> {
-    pub(crate) fn id(&self) -> u64 {
+    pub(crate) fn id(&self) -> TaskId {
         self.id
     }
 
     pub(crate) fn label(&self) -> TaskLabel {
-        TaskLabel::new(self.id, lock(&self.waiting).name.clone())
+        TaskLabel::new(self.id.get(), lock(&self.waiting).name.clone())
     }
 
     pub(crate) fn set_name(&self, name: Arc<str>) {

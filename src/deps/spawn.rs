@@ -11,6 +11,7 @@ use futures_util::FutureExt;
 use super::error::CompletionError;
 use super::node::Node;
 use crate::executor::Shared;
+use crate::task::builder::Options;
 use crate::task::JoinHandle;
 use crate::task_group::Membership;
 use crate::worker::Worker;
@@ -80,18 +81,27 @@ pub(crate) fn forwarding<T: Send + 'static>(
     }
 }
 
-/// Spawns the producer of `node`: a task storing what `future` gives.
+/// Spawns the producer of `node`: a task storing what `future` gives, with
+/// `options` (name, priority) and the node's number as its task id.
 pub(crate) fn spawn_producer<T, F>(
     shared: &Arc<Shared>,
     node: Arc<Node<T>>,
     future: F,
     membership: Option<Arc<Membership>>,
     worker: Option<&Worker>,
+    options: &Options,
 ) where
     T: Send + Sync + 'static,
     F: Future<Output = Result<T, Missing>> + Send + 'static,
 {
-    let task = shared.spawn(produce(node.clone(), future), membership, worker);
+    let id = Some(node.id());
+    let task = options.spawn(
+        shared,
+        produce(node.clone(), future),
+        membership,
+        worker,
+        id,
+    );
     node.set_task(task);
 }
 

@@ -1,6 +1,9 @@
-//! Spawning with options (a name, a priority), and the decorated spawn path
-//! that every task takes when its executor has task hooks, the latency
-//! histogram or the simple scheduler.
+//! Spawning with options (a name, a priority, an executor), and the
+//! decorated spawn path that every task takes when it has a name or a
+//! priority, or its executor has task hooks, the latency histogram or the
+//! simple scheduler. The spawns with a completion (`deps`) take the same
+//! path through [`Options::spawn`], with their completion's number as the
+//! task id.
 //!
 //! A decorated task's future is the user's future wrapped in [`Decorated`],
 //! which, around every poll, records the ready-to-running latency and
@@ -18,22 +21,32 @@ use async_task::{ScheduleInfo, WithInfo};
 
 use crate::context;
 use crate::executor::{self, Executor, Shared};
-use crate::hooks::{FinishGuard, TaskMeta};
+use crate::hooks::{FinishGuard, TaskId, TaskMeta};
 use crate::metrics::Stamp;
 use crate::task::{JoinHandle, Runnable, TaskFuture};
 use crate::task_group::Membership;
 use crate::worker::Worker;
 use crate::Priority;
 
-/// Options for one spawn: a name and a priority.
+/// Options for spawning one task: a name, a priority and, optionally, an
+/// executor other than the current one. The same options apply to the
+/// three kinds of spawn: [`spawn`](Builder::spawn) (a [`JoinHandle`]),
+/// [`spawn_completion`](Builder::spawn_completion) and
+/// [`spawn_after`](Builder::spawn_after) (a
+/// [`Completion`](crate::Completion)).
 ///
 /// A **name** gives the task a [`TaskId`](crate::task::TaskId), shows in
 /// the [`TaskMeta`] the executor's hooks receive, and makes every poll of
 /// the task run inside a `tracing` span named `task` with fields `name` and
-/// `id` (at level INFO). A **priority** is honoured best-effort by the
-/// workers (see [`Priority`]); the simple scheduler runs higher priorities
-/// first too. Unnamed normal-priority tasks spawned through a builder cost
-/// the same as [`spawn`](crate::spawn).
+/// `id` (at level INFO); a completion's errors show the same name and
+/// number in its [`TaskLabel`](crate::deps::TaskLabel). A **priority** is
+/// honoured best-effort by the workers (see [`Priority`]); the simple
+/// scheduler runs higher priorities first too. Unnamed normal-priority
+/// tasks spawned through a builder cost the same as [`spawn`](crate::spawn)
+/// (or [`spawn_completion`](crate::spawn_completion), ...).
+///
+/// A builder is not consumed by a spawn: one builder can spawn many tasks
+/// with the same options.
 ///
 /// ```
 /// use fastexec::{task, Priority};
@@ -42,80 +55,117 @@ use crate::Priority;
 /// let handle = task::Builder::new()
 ///     .name("fetch")
 ///     .priority(Priority::High)
-///     .spawn_on(&executor, async { "page" });
+///     .on(&executor)
+///     .spawn(async { "page" });
 /// assert_eq!(executor.block_on(handle).unwrap(), "page");
 /// ```
 #[derive(Debug, Clone, Default)]
-pub struct Builder {
+pub struct Builder<'a> {
+    options: Options,
+    executor: Option<&'a Executor>,
+}
+
+/// The options that travel with a task (a dependent keeps them until it
+/// starts).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Options {
     name: Option<Arc<str>>,
     priority: Priority,
 }
 
-impl Builder {
-    /// No name, normal priority.
-    pub fn new() -> Builder {
+impl Builder<'static> {
+    /// No name, normal priority, the current executor.
+    pub fn new() -> Builder<'static> {
         Builder::default()
     }
+}
 
+impl<'a> Builder<'a> {
     /// Names the task (see the type's docs).
-    pub fn name(mut self, name: impl Into<Arc<str>>) -> Builder {
-        self.name = Some(name.into());
+    pub fn name(mut self, name: impl Into<Arc<str>>) -> Builder<'a> {
+        self.options.name = Some(name.into());
         self
     }
 
     /// The task's priority (default [`Priority::Normal`]); it keeps it
     /// every time it is woken.
-    pub fn priority(mut self, priority: Priority) -> Builder {
-        self.priority = priority;
+    pub fn priority(mut self, priority: Priority) -> Builder<'a> {
+        self.options.priority = priority;
         self
     }
 
-    /// Whether these options need the decorated path at all.
-    fn is_plain(&self) -> bool {
-        self.name.is_none() && self.priority == Priority::Normal
+    /// Spawns onto `executor` instead of the current one (the executor of
+    /// the running task or `block_on`, else the global one). The task still
+    /// joins the caller's task groups, as with [`Executor::spawn`].
+    pub fn on(self, executor: &Executor) -> Builder<'_> {
+        Builder {
+            options: self.options,
+            executor: Some(executor),
+        }
     }
 
-    /// Spawns `future` as [`spawn`](crate::spawn) does (onto the current
-    /// executor, joining the current task groups), with these options.
+    /// Spawns `future` as [`spawn`](crate::spawn) does (joining the current
+    /// task groups), with these options.
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
         let membership = context::membership();
-        context::with_executor(|shared, worker| match shared {
-            Some(shared) => self.spawn_onto(shared, future, membership, worker),
-            None => self.spawn_onto(executor::global().shared(), future, membership, None),
+        self.with_target(|shared, worker| {
+            self.options.spawn(shared, future, membership, worker, None)
         })
     }
 
-    /// Spawns `future` onto `executor`, as [`Executor::spawn`] does, with
-    /// these options.
-    pub fn spawn_on<F>(&self, executor: &Executor, future: F) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        self.spawn_onto(executor.shared(), future, context::membership(), None)
+    /// The options without the executor.
+    pub(crate) fn options(&self) -> &Options {
+        &self.options
     }
 
-    fn spawn_onto<F>(
+    /// Runs `f` with the chosen executor, and this thread's worker when it
+    /// is known to belong to that executor.
+    pub(crate) fn with_target<R>(&self, f: impl FnOnce(&Arc<Shared>, Option<&Worker>) -> R) -> R {
+        match self.executor {
+            Some(executor) => f(executor.shared(), None),
+            None => context::with_executor(|shared, worker| match shared {
+                Some(shared) => f(shared, worker),
+                None => f(executor::global().shared(), None),
+            }),
+        }
+    }
+}
+
+impl Options {
+    /// The task's name, if it has one.
+    pub(crate) fn name(&self) -> Option<&Arc<str>> {
+        self.name.as_ref()
+    }
+
+    /// Spawns `future` onto `shared` with these options. `id` is the
+    /// number the task already has (a completion's): its [`TaskMeta`], if
+    /// it gets one, carries the same.
+    ///
+    /// Unnamed normal-priority tasks take the default path, which decorates
+    /// itself when the executor needs it; except that a task with an `id`
+    /// decorates here, so that its [`TaskMeta`] keeps the id.
+    #[inline]
+    pub(crate) fn spawn<F>(
         &self,
         shared: &Arc<Shared>,
         future: F,
         membership: Option<Arc<Membership>>,
         worker: Option<&Worker>,
+        id: Option<TaskId>,
     ) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        if self.is_plain() {
-            // The default path, which decorates itself when the executor
-            // needs it.
+        let plain = self.name.is_none() && self.priority == Priority::Normal;
+        if plain && (id.is_none() || !shared.ext.decorates()) {
             return shared.spawn(future, membership, worker);
         }
-        spawn_decorated(shared, future, membership, worker, self)
+        spawn_decorated(shared, future, membership, worker, self, id)
     }
 }
 
@@ -154,7 +204,8 @@ pub(crate) fn spawn_decorated<F>(
     future: F,
     membership: Option<Arc<Membership>>,
     worker: Option<&Worker>,
-    options: &Builder,
+    options: &Options,
+    id: Option<TaskId>,
 ) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
@@ -162,7 +213,7 @@ where
 {
     let ext = &shared.ext;
     let meta = (options.name.is_some() || ext.hooks.on_tasks())
-        .then(|| TaskMeta::new(options.name.clone()));
+        .then(|| TaskMeta::new(id.unwrap_or_else(TaskId::next), options.name.clone()));
     let span = meta.as_ref().and_then(|meta| {
         let name = meta.name()?;
         Some(tracing::info_span!("task", name, id = meta.id().get()))

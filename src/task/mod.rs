@@ -1,27 +1,57 @@
-//! What a spawned task is: an `async-task` allocation whose future is the
-//! user's future wrapped in `TaskFuture`.
+//! Spawning with options, and the types that describe a spawned task.
 //!
-//! The wrapper does three things around every poll of the user's future:
+//! * [`Builder`] spawns a task with a name (a `tracing` span around each
+//!   poll, and the name in the task's [`TaskMeta`] and errors), a
+//!   [`Priority`](crate::Priority), and onto a chosen executor. It spawns
+//!   the three kinds of task: [`spawn`](Builder::spawn) gives a
+//!   [`JoinHandle`], [`spawn_completion`](Builder::spawn_completion) and
+//!   [`spawn_after`](Builder::spawn_after) give a
+//!   [`Completion`](crate::Completion). Without options they are
+//!   [`spawn`](crate::spawn), [`spawn_completion`](crate::spawn_completion)
+//!   and [`spawn_after`](crate::spawn_after), at the same cost.
+//! * [`JoinHandle`] awaits one task's output, [`detach`](JoinHandle::detach)es
+//!   or [`abort`](JoinHandle::abort)s it; awaiting it gives a [`JoinError`]
+//!   if the task panicked or was cancelled.
+//! * [`TaskMeta`] is what the executor's task hooks
+//!   ([`fastexec::Builder::on_task_spawn`](crate::Builder::on_task_spawn)) are given
+//!   about a task: its [`TaskId`] and its name.
 //!
-//! * it lends the task's group membership to thread-local state, so that
-//!   tasks spawned from inside join the same groups;
-//! * it catches a panic and turns it into the task's output, so a panicking
-//!   task never unwinds through a worker;
-//! * on the first `Pending`, it registers the task's waker with the
-//!   executor's registry of parked tasks, so that dropping the executor can
-//!   wake (and thereby drop) tasks whose wakers are held elsewhere, and with
-//!   each cancellable [`TaskGroup`](crate::TaskGroup) it belongs to;
-//! * before each poll, it ends the task as cancelled if one of its groups
-//!   was cancelled.
+//! ```
+//! use fastexec::{task, Priority};
 //!
-//! A group counts a task until the task is finished in every observable
-//! way: future dropped, output stored (or, if detached, dropped), handle
-//! reporting `is_finished`. async-task drops the future *before* it stores
-//! the output, so a completing poll hands the group guard to the worker
-//! (through thread-local state), which releases it after `Runnable::run`
-//! returns. A cancelled task's future is dropped after the task is marked
-//! closed, so there the guard simply drops with the future: the fields drop
-//! in declaration order, the user's future first.
+//! let executor = fastexec::Executor::builder().threads(2).build().unwrap();
+//! let urgent = task::Builder::new().name("urgent").priority(Priority::High).on(&executor);
+//! let page = urgent.spawn_completion(async { "page" });
+//! let words = urgent.spawn_after(&page, |page| async move { page.split(' ').count() });
+//! let handle = urgent.spawn(async { 6 * 7 });
+//! assert_eq!(*executor.block_on(words).unwrap(), 1);
+//! assert_eq!(executor.block_on(handle).unwrap(), 42);
+//! ```
+
+// Internal design. A spawned task is an `async-task` allocation whose
+// future is the user's future wrapped in `TaskFuture`.
+//
+// The wrapper does four things around every poll of the user's future:
+//
+// * it lends the task's group membership to thread-local state, so that
+//   tasks spawned from inside join the same groups;
+// * it catches a panic and turns it into the task's output, so a panicking
+//   task never unwinds through a worker;
+// * on the first `Pending`, it registers the task's waker with the
+//   executor's registry of parked tasks, so that dropping the executor can
+//   wake (and thereby drop) tasks whose wakers are held elsewhere, and with
+//   each cancellable `TaskGroup` it belongs to;
+// * before each poll, it ends the task as cancelled if one of its groups
+//   was cancelled.
+//
+// A group counts a task until the task is finished in every observable
+// way: future dropped, output stored (or, if detached, dropped), handle
+// reporting `is_finished`. async-task drops the future *before* it stores
+// the output, so a completing poll hands the group guard to the worker
+// (through thread-local state), which releases it after `Runnable::run`
+// returns. A cancelled task's future is dropped after the task is marked
+// closed, so there the guard simply drops with the future: the fields drop
+// in declaration order, the user's future first.
 
 pub(crate) mod builder;
 mod join;
