@@ -100,16 +100,16 @@ impl PriorityQueues {
     /// Queues `task` by `priority` (`Normal` counts as high: callers route
     /// normal tasks elsewhere). After shutdown the task is dropped.
     pub(crate) fn push(&self, task: Runnable, priority: crate::Priority) {
-        let queue = if priority == crate::Priority::Low {
-            &self.low
-        } else {
-            // Relaxed: a hint; incremented before the push so that it is
-            // never below the number of visible tasks for long.
-            self.high_queued.0.fetch_add(1, Relaxed);
-            &self.high
-        };
-        if let Err(PushError::Closed(task) | PushError::Full(task)) = queue.push(task) {
-            drop(task);
+        if priority == crate::Priority::Low {
+            push_or_drop(&self.low, task);
+            return;
+        }
+        // Relaxed: a hint; incremented before the push so that it is never
+        // below the number of visible tasks for long.
+        self.high_queued.0.fetch_add(1, Relaxed);
+        if !push_or_drop(&self.high, task) {
+            // Relaxed: as above; the task was refused, so it never counts.
+            self.high_queued.0.fetch_sub(1, Relaxed);
         }
     }
 
@@ -145,16 +145,66 @@ impl PriorityQueues {
         (self.high.len(), self.low.len())
     }
 
+    /// The hint's value (for tests).
+    #[cfg(test)]
+    fn high_queued(&self) -> usize {
+        self.high_queued.0.load(Relaxed)
+    }
+
     /// Drops every queued task and refuses new ones (executor shutdown).
+    /// Dropping a task may wake another into either queue: each queue is
+    /// drained, closed (later pushes drop their task), and drained again.
     pub(crate) fn close_and_drain(&self) {
         for queue in [&self.high, &self.low] {
-            while let Ok(task) = queue.pop() {
-                drop(task);
-            }
+            while self.pop_from(queue).is_some() {}
             queue.close();
-            while let Ok(task) = queue.pop() {
-                drop(task);
-            }
+            while self.pop_from(queue).is_some() {}
         }
+    }
+
+    /// Pops `queue` (one of ours), keeping the high hint in step.
+    fn pop_from(&self, queue: &ConcurrentQueue<Runnable>) -> Option<Runnable> {
+        if std::ptr::eq(queue, &self.high) {
+            self.pop_high_queue()
+        } else {
+            queue.pop().ok()
+        }
+    }
+}
+
+/// Pushes `task`; if `queue` refuses it (closed at shutdown), drops it and
+/// returns `false`.
+fn push_or_drop(queue: &ConcurrentQueue<Runnable>, task: Runnable) -> bool {
+    match queue.push(task) {
+        Ok(()) => true,
+        Err(PushError::Closed(task) | PushError::Full(task)) => {
+            drop(task);
+            false
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::Priority;
+
+    fn task() -> Runnable {
+        let (runnable, handle) = async_task::spawn(async {}, |_| {});
+        handle.detach();
+        runnable
+    }
+
+    /// A high task refused after shutdown is not counted as queued.
+    #[test]
+    fn refused_high_task_is_not_counted() {
+        let queues = PriorityQueues::new();
+        queues.push(task(), Priority::High);
+        assert_eq!(queues.high_queued(), 1);
+        queues.close_and_drain();
+        assert_eq!(queues.high_queued(), 0);
+        queues.push(task(), Priority::High);
+        assert_eq!(queues.high_queued(), 0);
+        assert!(queues.pop_high().is_none());
     }
 }

@@ -21,6 +21,12 @@
 //!   polls of its root future it runs ready tasks itself, so the root future
 //!   and every task it spawns run on the calling thread, interleaved by the
 //!   one generator, with no second thread racing them.
+//! * The one exception: an owner with no ready task and no wake of its root
+//!   lends ownership to a `block_on` caller of another thread that waits for
+//!   it (its root may be waiting for that very call), and takes it back once
+//!   nobody owns and it has something to do. Only programs that call
+//!   `block_on` from several threads lend, and their order is not the
+//!   seed's alone anyway.
 //!
 //! The owner polls the root future first whenever it was woken, and
 //! otherwise takes a task from the highest non-empty priority set, at the
@@ -35,9 +41,10 @@
 //! Waiting: an owner with nothing to run, and the worker thread when it may
 //! not run, wait on one condition variable, bounded by the nearest timer
 //! deadline, and fire the due timers when they wake. Every push of a ready
-//! task, every wake of a root future and every ownership release notify it
-//! while holding the mutex, so a waiter that checked under the lock cannot
-//! miss them.
+//! task, every wake of a root future and every ownership release changes
+//! the state (or, for a root's flag, takes the mutex) before it notifies, so
+//! a waiter that checked under the lock either sees the change or is
+//! already waiting when the notification comes.
 //!
 //! Shutdown: the executor's drop marks the state shut down and notifies;
 //! the worker thread returns, and the ready tasks (and any pushed later)
@@ -309,6 +316,8 @@ impl SimpleScheduler {
         let mut state = lock(&self.state);
         if state.owner != Some(me) {
             state.claims += 1;
+            // An idle owner lends ownership to a claim (`lend_ownership`).
+            self.changed.notify_all();
             while state.owner.is_some() {
                 state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
             }
@@ -367,7 +376,36 @@ impl SimpleScheduler {
             if state.shutdown {
                 panic!("fastexec: the executor shut down while a task was blocked in block_on");
             }
+            if state.claims > 0 {
+                state = self.lend_ownership(state, signal, shared);
+                continue;
+            }
             state = self.wait(state, shared);
+        }
+    }
+
+    /// Lets a `block_on` caller waiting for ownership run while this owner
+    /// has nothing to do (its root may be waiting for that very caller), and
+    /// takes ownership back, at the depth it had, once nobody owns and it
+    /// has something to do again: its root was woken or a task is ready.
+    fn lend_ownership<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+        signal: &RootSignal,
+        shared: &Shared,
+    ) -> MutexGuard<'a, State> {
+        let depth = std::mem::take(&mut state.depth);
+        state.owner = None;
+        self.changed.notify_all();
+        loop {
+            state = self.wait(state, shared);
+            // Acquire: see `block_on`.
+            let wanted = signal.woken.load(Acquire) || state.len() > 0 || state.shutdown;
+            if state.owner.is_none() && wanted {
+                state.owner = Some(thread::current().id());
+                state.depth = depth;
+                return state;
+            }
         }
     }
 }

@@ -167,3 +167,28 @@ fn higher_priorities_run_first() {
         }
     })
 }
+
+/// A `block_on` called on another thread while one is in progress, and
+/// awaited by it, gets its turn: an owner with nothing to run hands the
+/// right to run tasks to a waiting caller instead of keeping it while it
+/// waits (it used to keep it, and both waited for each other forever).
+#[test]
+fn block_on_awaiting_a_block_on_of_another_thread() {
+    with_timeout(|| {
+        let ex = Arc::new(simple(5));
+        let inner = ex.clone();
+        let out = ex.block_on(async move {
+            let (tx, rx) = futures::channel::oneshot::channel();
+            // Started from inside the root future, so its `block_on` must
+            // wait for this one's ownership.
+            let helper = thread::spawn(move || {
+                let out = inner.block_on(async { fastexec::spawn(async { 7 }).await.unwrap() });
+                tx.send(out).unwrap();
+            });
+            let out = rx.await.unwrap();
+            helper.join().unwrap();
+            out
+        });
+        assert_eq!(out, 7);
+    })
+}

@@ -1,0 +1,91 @@
+//! Dropping an executor drops the future of every unfinished task that the
+//! scheduling policies hold: tasks queued by priority (high and low queues)
+//! and the simple scheduler's ready tasks, whether they never ran or are
+//! parked forever. The executor is dropped from a task that blocks its only
+//! worker, so the queued tasks can never have started.
+
+mod support;
+
+use std::future::pending;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::mpsc;
+
+use fastexec::{task, Executor, Priority, Scheduler};
+use support::{counter, get, with_timeout, DropCounter, TIMEOUT};
+
+const PER_PRIORITY: usize = 100;
+const PRIORITIES: [Priority; 3] = [Priority::High, Priority::Normal, Priority::Low];
+
+/// Parks `PER_PRIORITY` tasks of each priority forever (each has run once),
+/// then blocks the only worker with a task that drops the executor, queues
+/// `PER_PRIORITY` more of each priority behind it, and lets it drop the
+/// executor. Every guard must be dropped, and no queued task may start.
+fn drop_from_blocked_worker_drops_everything(ex: Executor) {
+    let (drops, started) = (DropCounter::new(), counter());
+    let (parked_tx, parked_rx) = mpsc::channel();
+    for priority in PRIORITIES {
+        for _ in 0..PER_PRIORITY {
+            let (guard, parked_tx) = (drops.guard(), parked_tx.clone());
+            task::Builder::new()
+                .priority(priority)
+                .spawn_on(&ex, async move {
+                    let _guard = guard;
+                    parked_tx.send(()).unwrap();
+                    pending::<()>().await;
+                })
+                .detach();
+        }
+    }
+    for _ in 0..3 * PER_PRIORITY {
+        parked_rx.recv_timeout(TIMEOUT).expect("every task parked");
+    }
+    let (release_tx, release_rx) = mpsc::channel::<Executor>();
+    let (blocked_tx, blocked_rx) = mpsc::channel();
+    let (dropped_tx, dropped_rx) = mpsc::channel();
+    ex.spawn(async move {
+        blocked_tx.send(()).unwrap();
+        drop(release_rx.recv().unwrap());
+        dropped_tx.send(()).unwrap();
+    })
+    .detach();
+    blocked_rx
+        .recv_timeout(TIMEOUT)
+        .expect("the worker is blocked");
+    for priority in PRIORITIES {
+        for _ in 0..PER_PRIORITY {
+            let (guard, started) = (drops.guard(), started.clone());
+            task::Builder::new()
+                .priority(priority)
+                .spawn_on(&ex, async move {
+                    let _guard = guard;
+                    started.fetch_add(1, SeqCst);
+                })
+                .detach();
+        }
+    }
+    release_tx.send(ex).unwrap();
+    dropped_rx.recv_timeout(TIMEOUT).expect("executor dropped");
+    let all = 6 * PER_PRIORITY;
+    assert_eq!(drops.wait_for(all), all);
+    assert_eq!(get(&started), 0, "a queued task started after shutdown");
+}
+
+#[test]
+fn drop_with_priority_tasks_queued_and_parked() {
+    with_timeout(|| {
+        drop_from_blocked_worker_drops_everything(Executor::builder().threads(1).build().unwrap())
+    })
+}
+
+#[test]
+fn drop_with_simple_scheduler_tasks_ready_and_parked() {
+    with_timeout(|| {
+        drop_from_blocked_worker_drops_everything(
+            Executor::builder()
+                .scheduler(Scheduler::Simple)
+                .seed(11)
+                .build()
+                .unwrap(),
+        )
+    })
+}
