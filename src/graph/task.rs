@@ -129,7 +129,8 @@ impl<T> Task<T> {
     /// [`SchedulerConfig`](super::SchedulerConfig) allows is refused when
     /// added ([`GraphError::ExceedsCap`](super::GraphError::ExceedsCap)).
     ///
-    /// The task holds its demand until it ends. A ready task that does not
+    /// The task holds its demand until it ends (also while paused at a
+    /// checkpoint). A ready task that does not
     /// fit may be passed by a task ranked after it that does (one of the
     /// next `LOOKAHEAD - 1`, see [`LOOKAHEAD`](super::LOOKAHEAD)), at most
     /// [`MAX_BYPASS`](super::MAX_BYPASS) times; then the capacity drains to
