@@ -148,8 +148,8 @@ fn the_ram_soft_cap_lets_one_oversized_task_run_alone() {
         .priority(1),
     )
     .unwrap();
-    // Ranked below `free`: within one priority the ready set keeps FIFO
-    // order and does not pass a head that does not fit.
+    // Ranked below `free`, so that `free` is the one dispatched past
+    // `huge`'s hold on RAM.
     g.add(noop("small").ram(10 * mib).priority(-1)).unwrap();
     g.add(noop("free").demand(Demand::new())).unwrap();
 
@@ -174,6 +174,37 @@ fn the_ram_soft_cap_lets_one_oversized_task_run_alone() {
     // small started only after huge ended.
     let (huge, small) = (report.task("huge").unwrap(), report.task("small").unwrap());
     assert!(small.start.unwrap() >= huge.end.unwrap(), "{report}");
+}
+
+/// The reviewer's deadlock: "a" holds one of two CPU slots and waits for a
+/// subflow task "c" it adds; "b" needs both slots and is ready before "c"
+/// at the same priority. "c" must be dispatched past "b" (a bypass), or "a"
+/// never ends and neither does the graph.
+#[test]
+fn a_subflow_task_a_running_parent_awaits_passes_a_head_that_does_not_fit() {
+    let mut g = Graph::<()>::with_config(SchedulerConfig::new().with_cpu_slots(2));
+    g.add(Task::new("a", |inp| async move {
+        inp.add_task(noop("c"))?;
+        inp.run().wait("c").await?;
+        Ok(())
+    }))
+    .unwrap();
+    g.add(noop("b").cpu(2)).unwrap();
+    let report = within(30, move || g.run_blocking());
+    assert!(report.is_success(), "{report}");
+    let (a, b, c) = (
+        report.task("a").unwrap(),
+        report.task("b").unwrap(),
+        report.task("c").unwrap(),
+    );
+    assert!(
+        c.start.unwrap() < b.start.unwrap(),
+        "c bypassed b: {report}"
+    );
+    assert!(
+        b.start.unwrap() >= a.end.unwrap(),
+        "b needed both slots: {report}"
+    );
 }
 
 #[test]

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fastexec::graph::{
-    Blocked, CancelReason, Graph, GraphError, PausedFrom, SchedulerConfig, Task, TaskError,
-    TaskState,
+    Blocked, CancelReason, Graph, GraphError, PausedFrom, RunHandle, SchedulerConfig, Task,
+    TaskError, TaskState,
 };
 use support::{within, Gate};
 
@@ -27,6 +27,36 @@ fn gated(id: &str, started: &Gate, release: &Gate) -> Task<u32> {
             Ok(1)
         }
     })
+}
+
+/// Starts a graph of one task, "w", and pauses it at the checkpoint its
+/// body reaches once it is running.
+fn run_paused_at_checkpoint(config: SchedulerConfig) -> RunHandle<u32> {
+    let (started, proceed) = (Gate::new(), Gate::new());
+    let mut g = Graph::<u32>::with_config(config);
+    let (s, p) = (started.clone(), proceed.clone());
+    g.add(Task::new("w", move |inp| {
+        let (s, p) = (s.clone(), p.clone());
+        async move {
+            s.open();
+            p.wait().await;
+            inp.checkpoint().await?;
+            Ok(1)
+        }
+    }))
+    .unwrap();
+    let run = g.start();
+    within(30, move || started.wait_blocking());
+    let r = run.clone();
+    block(async move {
+        let go = async {
+            proceed.open();
+        };
+        fastexec::join!(r.pause("w"), go).0
+    })
+    .unwrap();
+    assert_eq!(run.state("w"), Some(TaskState::Paused));
+    run
 }
 
 fn block<F: std::future::Future + Send + 'static>(f: F) -> F::Output
@@ -154,6 +184,30 @@ fn a_running_task_pauses_at_its_next_checkpoint_and_resume_lets_it_go_on() {
     assert_eq!(report.task("worker").unwrap().attempts, 1);
 }
 
+/// Documented on `RunHandle::pause`: a task paused at a checkpoint keeps
+/// its budget, so with one CPU slot a task added meanwhile stays ready
+/// (budget full) until the paused one is resumed and ends.
+#[test]
+fn a_task_paused_at_a_checkpoint_keeps_its_budget() {
+    let run = run_paused_at_checkpoint(SchedulerConfig::new().with_cpu_slots(1));
+    let why = run.why("w").unwrap().unwrap();
+    assert!(why.to_string().contains("holding its budget"), "{why}");
+
+    run.add_task(Task::new("other", |_| async { Ok(2) }))
+        .unwrap();
+    assert_eq!(run.state("other"), Some(TaskState::Ready));
+    assert!(
+        matches!(run.why("other").unwrap(), Some(Blocked::BudgetFull(_))),
+        "{:?}",
+        run.why("other")
+    );
+    run.resume("w").unwrap();
+    let report = block(async move { run.wait_all().await });
+    assert!(report.is_success(), "{report}");
+    let (w, other) = (report.task("w").unwrap(), report.task("other").unwrap());
+    assert!(other.start.unwrap() >= w.end.unwrap(), "{report}");
+}
+
 #[test]
 fn a_checkpoint_that_does_not_come_in_time_cancels_the_task_with_a_timeout_error() {
     let timeout = Duration::from_millis(50);
@@ -222,30 +276,7 @@ fn cancel_is_idempotent_and_propagates_from_a_paused_task() {
 
 #[test]
 fn cancelling_a_task_paused_at_a_checkpoint_ends_it() {
-    let (started, proceed) = (Gate::new(), Gate::new());
-    let mut g = Graph::<u32>::new();
-    let (s, p) = (started.clone(), proceed.clone());
-    g.add(Task::new("w", move |inp| {
-        let (s, p) = (s.clone(), p.clone());
-        async move {
-            s.open();
-            p.wait().await;
-            inp.checkpoint().await?;
-            Ok(1)
-        }
-    }))
-    .unwrap();
-    let run = g.start();
-    within(30, move || started.wait_blocking());
-    let r = run.clone();
-    block(async move {
-        let go = async {
-            proceed.open();
-        };
-        fastexec::join!(r.pause("w"), go).0
-    })
-    .unwrap();
-    assert_eq!(run.state("w"), Some(TaskState::Paused));
+    let run = run_paused_at_checkpoint(SchedulerConfig::new());
     run.cancel("w").unwrap();
     let report = block(async move { run.wait_all().await });
     let w = report.task("w").unwrap();

@@ -46,19 +46,27 @@ fn one_cpu_slot_runs_ready_tasks_by_priority_then_id() {
 /// What the flood tasks and the low task record, in dispatch order.
 #[derive(Default)]
 struct Log {
-    /// (flood task number, when it was added: it is ready from then on).
+    /// (flood task number, an instant at or before it became ready).
     flood_added: Vec<(usize, Instant)>,
     /// Flood task numbers in the order they started.
     flood_started: Vec<usize>,
     /// How many flood tasks had started when the low task started.
     low_started_after: Option<usize>,
+    /// When the first flood task started: the low task was ready by then
+    /// (it is ready from its submission on, which comes before any task
+    /// runs), so its ready time is at or before this instant.
+    low_ready_by: Option<Instant>,
 }
 
 fn flood_task(n: usize, log: Arc<Mutex<Log>>, low_ran: Arc<AtomicBool>) -> Task<()> {
     Task::new(format!("flood-{n}"), move |inp| {
         let (log, low_ran) = (log.clone(), low_ran.clone());
         async move {
-            log.lock().unwrap().flood_started.push(n);
+            {
+                let mut l = log.lock().unwrap();
+                l.low_ready_by.get_or_insert_with(Instant::now);
+                l.flood_started.push(n);
+            }
             // Keep the ready set full of high-priority work until the low
             // task has run (bounded, so a starving scheduler fails the test).
             if !low_ran.load(Ordering::SeqCst) && n < 1_000_000 {
@@ -85,38 +93,45 @@ fn a_low_priority_task_starts_within_the_aging_bound_under_a_flood() {
     let log = Arc::new(Mutex::new(Log::default()));
     let low_ran = Arc::new(AtomicBool::new(false));
     let mut g = Graph::<()>::with_config(config);
-    let low_ready = Instant::now();
     let (low_log, low_flag) = (log.clone(), low_ran.clone());
-    g.add(Task::new("low", move |_| {
+    let low = Task::new("low", move |_| {
         let mut l = low_log.lock().unwrap();
         l.low_started_after = Some(l.flood_started.len());
         low_flag.store(true, Ordering::SeqCst);
         async { Ok(()) }
-    }))
-    .unwrap();
+    });
+    // One batch: both become ready at the same instant, so "low" cannot
+    // have aged past the seed however long the thread is preempted here.
     log.lock().unwrap().flood_added.push((0, Instant::now()));
-    g.add(flood_task(0, log.clone(), low_ran.clone()).priority(HIGH))
-        .unwrap();
+    g.add_batch([
+        low,
+        flood_task(0, log.clone(), low_ran.clone()).priority(HIGH),
+    ])
+    .unwrap();
     let report = within(60, move || g.run_blocking());
     assert_eq!(report.task("low").unwrap().state, TaskState::Completed);
 
     // The low task's effective priority reaches HIGH after
     // ceil(HIGH / boost) intervals of waiting; from then on it beats every
     // flood task that became ready later than it by more than that (ties go
-    // to the earlier ready time). One more interval covers the flooring.
+    // to the earlier ready time). One more interval is slack. The bound is
+    // measured from an instant at or after the low task's ready time, and a
+    // flood task's recorded time is at or before its ready time, so no
+    // delay of the test's threads can make a correct scheduler fail it.
     let log = log.lock().unwrap();
     let started_before = log.low_started_after.expect("the low task ran");
     assert!(started_before >= 1, "the high-priority seed must go first");
+    let low_ready_by = log.low_ready_by.expect("a flood task ran");
     let catch_up = interval * ((HIGH as u32).div_ceil(boost) + 1);
     let added_at: std::collections::HashMap<usize, Instant> =
         log.flood_added.iter().copied().collect();
     for &n in &log.flood_started[..started_before] {
         let ready = added_at[&n];
         assert!(
-            ready < low_ready + catch_up,
+            ready < low_ready_by + catch_up,
             "flood-{n} ran before the low task although it became ready {:?} after it \
              (bound {catch_up:?})",
-            ready - low_ready
+            ready - low_ready_by
         );
     }
     // And the flood really was continuous: high-priority work was waiting

@@ -826,6 +826,7 @@ impl<T> Core<T> {
     ) -> Effects {
         match outcome {
             Ok(()) if self.node(i).state == TaskState::Running => {
+                // It keeps `holds_budget` while paused (see `RunHandle::pause`).
                 let node = self.node_mut(i);
                 node.state = TaskState::Paused;
                 node.paused_from = Some(PausedFrom::Running);

@@ -476,6 +476,12 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// [`TaskError::TimedOut`] (its dependents with it) and this returns
     /// [`GraphError::PauseTimedOut`]. Pausing a paused task does nothing.
     ///
+    /// A task paused while running keeps its [`Demand`](super::Demand)
+    /// (CPU slots, RAM, VRAM, custom resources) until it ends: the budget
+    /// it holds is not given to other tasks while it is paused, so that
+    /// resuming it never has to wait for capacity. To free the capacity,
+    /// cancel it instead.
+    ///
     /// The wait for the checkpoint runs in a task of its own, so dropping
     /// the returned future does not stop the timeout from applying.
     ///
@@ -556,7 +562,8 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     }
 
     /// Why a task is not running: the dependencies it waits on, the budget
-    /// that is full, how many ready tasks outrank it, that it is paused, or
+    /// that is full, how many ready tasks outrank it, that it is paused (a
+    /// task paused at a checkpoint still holds its budget, and says so), or
     /// that it has ended. `None` while it runs.
     ///
     /// ```

@@ -129,6 +129,17 @@ impl<T> Task<T> {
     /// [`SchedulerConfig`](super::SchedulerConfig) allows is refused when
     /// added ([`GraphError::ExceedsCap`](super::GraphError::ExceedsCap)).
     ///
+    /// The task holds its demand until it ends (also while paused at a
+    /// checkpoint). A ready task that does not
+    /// fit may be passed by a task ranked after it that does (one of the
+    /// next `LOOKAHEAD - 1`, see [`LOOKAHEAD`](super::LOOKAHEAD)), at most
+    /// [`MAX_BYPASS`](super::MAX_BYPASS) times; then the capacity drains to
+    /// it. So a task that awaits other tasks of its own graph in
+    /// its body (a joined subflow) while it holds budget can deadlock when
+    /// it needs more than `MAX_BYPASS` of them while a bigger task waits:
+    /// give such a parent no demand (`Demand::new().cpu_slots(0)`), or add
+    /// the follow-up work as its dependents instead of awaiting it.
+    ///
     /// ```
     /// use fastexec::graph::{Demand, Graph, GraphError, SchedulerConfig, Task};
     ///

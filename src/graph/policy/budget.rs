@@ -9,6 +9,12 @@
 //! still runs, alone. Custom named resources are hard or soft, each with its
 //! cap. A task that demands none of a resource (0) is never held back by
 //! it, even while an escaped task holds more than the cap.
+//!
+//! A running task holds its demand until it ends, even while it waits for
+//! other tasks of its graph; the ready set (`ready.rs`, "Resource fit,
+//! look-ahead and starvation") lets only a bounded number of smaller tasks
+//! pass a task that waits for capacity, so such a waiting parent should
+//! demand nothing (`cpu_slots(0)`) if it needs many of them.
 
 use std::fmt;
 use std::sync::Arc;

@@ -28,8 +28,10 @@
 //!   `while let Some(node) = ready.pop_best(now, |n| budget.check(&demand[n]).is_ok())`
 //!   then `budget.try_acquire(&demand[node])` (cannot fail right after a
 //!   successful `check` under the same lock) and start the node. Call
-//!   `budget.release(&demand[node])` when it stops running (terminal, or
-//!   paused at a checkpoint if the core chooses to free its resources then).
+//!   `budget.release(&demand[node])` when it ends. The core keeps the
+//!   demand of a task paused at a checkpoint (releasing it would make
+//!   resume wait for capacity); `RunHandle::pause` and `Blocked`'s text
+//!   say so.
 //! * **Pause**: `Pending` -> mark paused with `PausedFrom::Pending`;
 //!   `Ready` -> `ready.remove(node)`, keep its `ready_since`, mark
 //!   `PausedFrom::Ready`; `Running` -> `control.request_pause()` on the

@@ -42,7 +42,7 @@ pub enum PausedFrom {
     Pending,
     /// Ready, waiting for a worker (paused at once; it leaves the ready set).
     Ready,
-    /// Running, stopped at a checkpoint.
+    /// Running, stopped at a checkpoint (it keeps the budget it holds).
     Running,
 }
 

@@ -62,22 +62,43 @@
 //! backlog under aging pulls the heads' continuous priorities together, so
 //! `L'` can approach `L` (the `random_aging` bench, 100 levels, shows it);
 //! `L` is the number of distinct priorities, not of tasks. A `pop_best`
-//! whose best task does not fit falls back to ranking every head:
-//! `O(L log L + log n)`. `outranked_by` is `O(capacity)`: it is
-//! for diagnostics. Seed 002 scans the whole ready set, `O(n)`, per dispatch.
+//! whose best task does not fit takes the first [`LOOKAHEAD`] live tasks of
+//! every level and ranks them: `O(L * LOOKAHEAD * log(L * LOOKAHEAD) + log
+//! n)`, plus the stale deque entries it passes over (left by removals from
+//! the middle of a level; each is dropped when it reaches its level's
+//! front). `outranked_by` is `O(capacity)`: it is for diagnostics. Seed 002
+//! scans the whole ready set, `O(n)`, per dispatch.
 //!
 //! # Resource fit, look-ahead and starvation
 //!
-//! `pop_best(now, fits)` offers candidates to `fits` in rank order. Only
-//! level heads are candidates (a priority level is FIFO: a big task is never
-//! overtaken by a smaller one of the same priority), and at most
-//! [`LOOKAHEAD`] heads are offered per call. If the best task does not fit
-//! and a later candidate does, that one is dispatched and the best task is
-//! *bypassed*; after [`MAX_BYPASS`] bypasses of the same best task,
-//! `pop_best` offers only that task until it is dispatched or removed, so the
-//! capacity it waits for drains to it (CPU demands above the cap are refused
-//! at submission, and the soft caps' escape rule admits any task once
-//! nothing runs, so it then fits as soon as the running tasks finish).
+//! `pop_best(now, fits)` offers candidates to `fits` in rank order: the best
+//! task first (the only call when it fits, so the one-level fast path stays
+//! a head check), then, if it does not fit, the next `LOOKAHEAD - 1` tasks
+//! of the whole set in rank order, tasks queued behind a level's head
+//! included. Rank order within a level is the level's order, so these are
+//! among the first `LOOKAHEAD` tasks of each level. If a later candidate
+//! fits, it is dispatched and the best task is *bypassed*: a priority level
+//! is FIFO only up to that, a big task can be overtaken by a smaller one of
+//! the same (or a lower) priority, a bounded number of times. After
+//! [`MAX_BYPASS`] bypasses of the same best task, `pop_best` offers only
+//! that task until it is dispatched or removed, so the capacity it waits
+//! for drains to it (CPU demands above the cap are refused at submission,
+//! and the soft caps' escape rule admits any task once nothing runs, so it
+//! then fits as soon as the running tasks finish). Why look behind the
+//! heads at all: a ready task behind a head that does not fit may be the
+//! one a running task waits for (a subflow it added and awaits); offering
+//! only heads would let that wait hold the budget the head needs forever.
+//!
+//! The limit that remains: the reservation assumes that running tasks
+//! finish on their own. A running task that waits in its body for other
+//! tasks of its own graph while it holds budget can still deadlock while a
+//! bigger task waits for the budget it holds: once that task has been
+//! bypassed [`MAX_BYPASS`] times nothing else is offered, so a parent that
+//! needs more tasks than that dispatched meanwhile waits forever; and a
+//! needed task ranked deeper than [`LOOKAHEAD`] behind tasks that do not
+//! fit is not offered either. Give such a waiting parent no demand
+//! (`Demand::new().cpu_slots(0)`), or do not wait on the graph from inside
+//! a task that holds budget (add the follow-up work as its dependents).
 //!
 //! Aging makes every task the best one eventually: let `k = ceil((ph - p) /
 //! B)` for a task `t` of base `p` ready since `r`, and any task `u` of base
@@ -96,7 +117,8 @@ use std::time::{Duration, Instant};
 use crate::graph::TaskId;
 
 /// How many candidates [`ReadySet::pop_best`] offers to its `fits` closure
-/// per call, best first (only level heads are candidates).
+/// per call, best first (any ready task, not only the first of each
+/// priority level).
 pub const LOOKAHEAD: usize = 8;
 
 /// How many times the best ready task may be bypassed by a worse one that
@@ -183,6 +205,30 @@ impl Level {
             (None, Some(l)) => Some((l.ready_since, l.node)),
             (None, None) => None,
         }
+    }
+
+    /// The level's live tasks in its order (the deque's live entries merged
+    /// with `late`), as nodes; stale deque entries are skipped.
+    fn in_order<'a>(&'a self, slots: &'a [Option<Slot>]) -> impl Iterator<Item = u32> + 'a {
+        let mut fifo = self
+            .fifo
+            .iter()
+            .filter_map(move |e| id_in(slots, e).map(|id| (e.ready_since, id, e.node)))
+            .peekable();
+        let mut late = self
+            .late
+            .iter()
+            .map(|k| (k.ready_since, &k.id, k.node))
+            .peekable();
+        std::iter::from_fn(move || {
+            let late_first = match (fifo.peek(), late.peek()) {
+                (Some(f), Some(l)) => l < f,
+                (None, Some(_)) => true,
+                (_, None) => false,
+            };
+            let next = if late_first { late.next() } else { fifo.next() };
+            next.map(|(_, _, node)| node)
+        })
     }
 
     /// Files the task; returns whether it went to `late`. A task ready at
@@ -449,17 +495,21 @@ impl ReadySet {
 
     /// Removes and returns the ready task to dispatch at `now`: the best by
     /// the aging rule among those `fits` accepts, looking at most
-    /// [`LOOKAHEAD`] candidates deep (see the module docs for the bypass
-    /// limit). `None` if the set is empty or nothing offered fits.
+    /// [`LOOKAHEAD`] candidates deep in rank order, tasks behind a level's
+    /// head included (see the module docs for the bypass limit). `None` if
+    /// the set is empty or nothing offered fits.
     pub fn pop_best(&mut self, now: Instant, mut fits: impl FnMut(u32) -> bool) -> Option<u32> {
         if self.len == 0 {
             return None;
         }
         if self.heads.is_empty() {
-            // One level: its head is the pick, and nothing behind it is offered.
+            // One level: its head is the best task.
             let (&base, level) = self.levels.iter().next().expect("non-empty set");
             let (_, node) = level.head(&self.slots).expect("live level has a head");
-            return fits(node).then(|| self.take_head(base, node));
+            if fits(node) {
+                return Some(self.take_head(base, node));
+            }
+            return self.pop_bypassing(now, node, fits);
         }
         let now = self.latest.map_or(now, |l| now.max(l));
         let (base, node) = {
@@ -495,7 +545,9 @@ impl ReadySet {
         best.expect("non-empty set")
     }
 
-    /// The slow path of `pop_best`: the best task does not fit.
+    /// The slow path of `pop_best`: the best task, `top`, does not fit.
+    /// Offers the next `LOOKAHEAD - 1` tasks in rank order, unless `top`
+    /// has been bypassed `MAX_BYPASS` times already.
     fn pop_bypassing(
         &mut self,
         now: Instant,
@@ -507,27 +559,34 @@ impl ReadySet {
             Some((n, s, t)) if n == top && s == top_seq => t,
             _ => 0,
         };
-        if times >= MAX_BYPASS || self.levels.len() == 1 {
+        if times >= MAX_BYPASS {
             return None; // reserve capacity for the best task
         }
-        let mut heads: Vec<(i32, Rank)> = self
-            .levels
-            .iter()
-            .map(|(&base, level)| {
-                let (_, head) = level.head(&self.slots).expect("head");
-                (base, self.rank(head, now))
-            })
-            .collect();
-        heads.sort_by(|(_, a), (_, b)| a.order(b));
-        let candidates: Vec<(i32, u32)> = heads
-            .iter()
-            .skip(1)
-            .take(LOOKAHEAD - 1)
-            .map(|(base, r)| (*base, r.node))
-            .collect();
-        let (base, node) = candidates.into_iter().find(|&(_, node)| fits(node))?;
+        let now = self.latest.map_or(now, |l| now.max(l));
+        let node = self.runners_up(top, now).into_iter().find(|&n| fits(n))?;
+        self.remove(node);
         self.bypassed = Some((top, top_seq, times + 1));
-        Some(self.take_head(base, node))
+        Some(node)
+    }
+
+    /// The `LOOKAHEAD - 1` tasks ranked right after `top` (the best task),
+    /// best first. Level order is rank order within a level, so the global
+    /// ranking's first `LOOKAHEAD` are among the first `LOOKAHEAD` of each
+    /// level.
+    fn runners_up(&self, top: u32, now: Instant) -> Vec<u32> {
+        let mut ranked: Vec<Rank<'_>> = self
+            .levels
+            .values()
+            .flat_map(|level| level.in_order(&self.slots).take(LOOKAHEAD))
+            .map(|node| self.rank(node, now))
+            .collect();
+        ranked.sort_by(Rank::order);
+        ranked
+            .iter()
+            .map(|r| r.node)
+            .filter(|&n| n != top)
+            .take(LOOKAHEAD - 1)
+            .collect()
     }
 
     /// Removes the head `node` of level `base`.

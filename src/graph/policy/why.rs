@@ -35,7 +35,9 @@ pub enum Blocked {
         /// How many ready tasks go first.
         by: usize,
     },
-    /// Paused; resume restores the state it was paused from.
+    /// Paused; resume restores the state it was paused from. A task paused
+    /// while running still holds its budget (it is released when the task
+    /// ends), and its text says so.
     Paused {
         /// The state it was paused from.
         from: PausedFrom,
@@ -68,6 +70,9 @@ impl fmt::Display for Blocked {
                 let noun = if *by == 1 { "task" } else { "tasks" };
                 write!(f, "ready, outranked by {by} ready {noun}")
             }
+            Blocked::Paused {
+                from: PausedFrom::Running,
+            } => f.write_str("paused at a checkpoint, holding its budget; resumes as running"),
             Blocked::Paused { from } => write!(f, "paused; resumes as {}", from.state()),
             Blocked::Finished(state) => write!(f, "not running: finished ({state})"),
         }
@@ -108,7 +113,7 @@ mod tests {
                 Blocked::Paused {
                     from: PausedFrom::Running,
                 },
-                "paused; resumes as running",
+                "paused at a checkpoint, holding its budget; resumes as running",
             ),
             (
                 Blocked::Finished(TaskState::UpstreamFailed),

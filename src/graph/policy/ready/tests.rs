@@ -130,7 +130,7 @@ fn a_task_that_does_not_fit_is_bypassed_at_most_max_bypass_times() {
 }
 
 #[test]
-fn fits_is_offered_at_most_lookahead_heads_best_first() {
+fn fits_is_offered_at_most_lookahead_candidates_best_first() {
     let t0 = Instant::now();
     let mut set = ReadySet::new(Duration::from_secs(3600), 1);
     for n in 0..20u32 {
@@ -143,20 +143,69 @@ fn fits_is_offered_at_most_lookahead_heads_best_first() {
     });
     assert_eq!(got, None);
     let expected: Vec<u32> = (20 - LOOKAHEAD as u32..20).rev().collect();
-    assert_eq!(offered, expected, "the best first, then the next heads");
+    assert_eq!(offered, expected, "the best first, then the next ones");
     // The third best fits: it goes, the two better ones stay.
     assert_eq!(set.pop_best(t0, |n| n == 17), Some(17));
     assert_eq!(set.len(), 19);
 }
 
+/// The candidates are the whole set's, in rank order: tasks queued behind
+/// a level's head come before the head of a lower level.
 #[test]
-fn one_level_does_not_look_past_its_head() {
+fn candidates_include_tasks_behind_a_level_head() {
+    let t0 = Instant::now();
+    let mut set = ReadySet::new(Duration::from_secs(3600), 1);
+    set.insert(0, id("big"), 5, t0);
+    set.insert(1, id("next"), 5, t0 + MS); // in the deque
+    set.insert(2, id("early"), 5, t0 - MS); // in `late`, before "big"
+    set.insert(3, id("low"), 0, t0);
+    set.insert(4, id("behind"), 5, t0 + 2 * MS);
+    let mut offered = Vec::new();
+    let got = set.pop_best(t0 + 3 * MS, |n| {
+        offered.push(n);
+        false
+    });
+    assert_eq!(got, None);
+    assert_eq!(offered, [2, 0, 1, 4, 3]);
+    // "early" (the best) does not fit; the one behind "big" does.
+    assert_eq!(set.pop_best(t0 + 3 * MS, |n| n == 1), Some(1));
+    assert!(!set.contains(1));
+    assert_eq!(drain(&mut set, t0 + 3 * MS), [2, 0, 4, 3]);
+}
+
+/// The reviewer's deadlock: one level, a head that does not fit and a task
+/// behind it that does (a subflow its running parent waits for).
+#[test]
+fn one_level_offers_the_tasks_behind_a_head_that_does_not_fit() {
     let t0 = Instant::now();
     let mut set = ReadySet::new(Duration::from_secs(1), 1);
-    set.insert(0, id("a"), 0, t0);
-    set.insert(1, id("b"), 0, t0 + MS);
-    assert_eq!(set.pop_best(t0, |n| n == 1), None, "FIFO within a priority");
-    assert_eq!(set.pop_best(t0, |_| true), Some(0));
+    set.insert(0, id("big"), 0, t0);
+    set.insert(1, id("small"), 0, t0 + MS);
+    set.insert(2, id("later"), 0, t0 + 2 * MS);
+    assert_eq!(set.pop_best(t0, |n| n != 0), Some(1), "bypasses the head");
+    assert_eq!(set.len(), 2);
+    assert_eq!(drain(&mut set, t0), [0, 2], "FIFO otherwise");
+}
+
+/// After `MAX_BYPASS` bypasses within one level, only the head is offered.
+#[test]
+fn one_level_bypasses_its_head_at_most_max_bypass_times() {
+    let t0 = Instant::now();
+    let mut set = ReadySet::new(Duration::from_secs(3600), 1);
+    set.insert(0, id("big"), 0, t0);
+    for n in 1..=MAX_BYPASS + 1 {
+        set.insert(n, id(&format!("small-{n:03}")), 0, t0 + MS * n);
+    }
+    for n in 1..=MAX_BYPASS {
+        assert_eq!(set.pop_best(t0, |n| n != 0), Some(n));
+    }
+    let mut offered = Vec::new();
+    let got = set.pop_best(t0, |n| {
+        offered.push(n);
+        n != 0
+    });
+    assert_eq!((got, offered), (None, vec![0]), "reserved for the head");
+    assert_eq!(drain(&mut set, t0), [0, MAX_BYPASS + 1]);
 }
 
 #[test]
@@ -169,10 +218,15 @@ fn stale_now_is_raised_to_the_latest_ready_time() {
     assert_eq!(set.pop_best(t0, |_| true), Some(0));
 }
 
-/// What the set must do, the slow way: seed 002's O(n) scan.
+/// What the set must do, the slow way: seed 002's O(n) scan, plus the
+/// look-ahead and bypass rule for tasks that do not fit.
 #[derive(Default)]
 struct Naive {
-    tasks: BTreeMap<u32, (TaskId, i32, Instant)>,
+    /// node -> (id, base, ready since, insert number)
+    tasks: BTreeMap<u32, (TaskId, i32, Instant, u64)>,
+    inserts: u64,
+    /// (best task, its insert number, times bypassed)
+    bypassed: Option<(u32, u64, u32)>,
 }
 
 impl Naive {
@@ -182,7 +236,7 @@ impl Naive {
     }
 
     fn rank(&self, n: u32, now: Instant, iv: Duration, b: u32) -> impl Ord + '_ {
-        let (id, base, rs) = &self.tasks[&n];
+        let (id, base, rs, _) = &self.tasks[&n];
         (
             Self::effective(*base, *rs, now, iv, b),
             Reverse(*rs),
@@ -191,11 +245,57 @@ impl Naive {
         )
     }
 
-    fn best(&self, now: Instant, iv: Duration, b: u32) -> Option<u32> {
-        self.tasks
-            .keys()
-            .copied()
-            .max_by(|&x, &y| self.rank(x, now, iv, b).cmp(&self.rank(y, now, iv, b)))
+    fn insert(&mut self, node: u32, id: TaskId, base: i32, rs: Instant) {
+        self.remove(node);
+        self.inserts += 1;
+        self.tasks.insert(node, (id, base, rs, self.inserts));
+    }
+
+    fn remove(&mut self, node: u32) -> bool {
+        if self.bypassed.is_some_and(|(n, _, _)| n == node) {
+            self.bypassed = None;
+        }
+        self.tasks.remove(&node).is_some()
+    }
+
+    /// Every task, best first.
+    fn ranked(&self, now: Instant, iv: Duration, b: u32) -> Vec<u32> {
+        let mut all: Vec<u32> = self.tasks.keys().copied().collect();
+        all.sort_by(|&x, &y| self.rank(y, now, iv, b).cmp(&self.rank(x, now, iv, b)));
+        all
+    }
+
+    fn pop(
+        &mut self,
+        now: Instant,
+        iv: Duration,
+        b: u32,
+        fits: impl Fn(u32) -> bool,
+    ) -> Option<u32> {
+        let ranked = self.ranked(now, iv, b);
+        let &best = ranked.first()?;
+        let pick = if fits(best) {
+            best
+        } else {
+            let seq = self.tasks[&best].3;
+            let times = match self.bypassed {
+                Some((n, s, t)) if n == best && s == seq => t,
+                _ => 0,
+            };
+            if times >= MAX_BYPASS {
+                return None;
+            }
+            let pick = ranked[1..]
+                .iter()
+                .take(LOOKAHEAD - 1)
+                .copied()
+                .find(|&n| fits(n))?;
+            self.remove(pick);
+            self.bypassed = Some((best, seq, times + 1));
+            return Some(pick);
+        };
+        self.remove(pick);
+        Some(pick)
     }
 
     fn outranked_by(&self, n: u32, now: Instant, iv: Duration, b: u32) -> usize {
@@ -218,6 +318,8 @@ enum Op {
     Remove(u32),
     Pop {
         advance_ms: u64,
+        /// Bit `n` set: node `n` does not fit.
+        misfits: u64,
     },
 }
 
@@ -226,7 +328,17 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (0..40u32, 0..6u8, -4..4i32, 0..200u64)
             .prop_map(|(node, id, base, at_ms)| Op::Insert { node, id, base, at_ms }),
         1 => (0..40u32).prop_map(Op::Remove),
-        3 => (0..30u64).prop_map(|advance_ms| Op::Pop { advance_ms }),
+        3 => (0..30u64, misfits()).prop_map(|(advance_ms, misfits)| Op::Pop { advance_ms, misfits }),
+    ]
+}
+
+/// Which nodes do not fit at a pop: mostly none, else a few or many.
+fn misfits() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        2 => Just(0u64),
+        1 => prop::collection::vec(0..40u32, 1..4)
+            .prop_map(|ns| ns.iter().fold(0u64, |m, n| m | 1 << n)),
+        1 => any::<u64>(),
     ]
 }
 
@@ -251,12 +363,12 @@ proptest! {
                     let rs = (t0 + Duration::from_millis(at_ms)).min(now);
                     let tid = TaskId::from(format!("t{id}"));
                     set.insert(node, tid.clone(), base, rs);
-                    naive.tasks.insert(node, (tid, base, rs));
+                    naive.insert(node, tid, base, rs);
                 }
                 Op::Remove(node) => {
-                    prop_assert_eq!(set.remove(node), naive.tasks.remove(&node).is_some());
+                    prop_assert_eq!(set.remove(node), naive.remove(node));
                 }
-                Op::Pop { advance_ms } => {
+                Op::Pop { advance_ms, misfits } => {
                     now += Duration::from_millis(advance_ms);
                     if let Some(n) = naive.tasks.keys().next().copied() {
                         prop_assert_eq!(
@@ -264,11 +376,9 @@ proptest! {
                             naive.outranked_by(n, now, interval, boost)
                         );
                     }
-                    let expected = naive.best(now, interval, boost);
-                    prop_assert_eq!(set.pop_best(now, |_| true), expected);
-                    if let Some(n) = expected {
-                        naive.tasks.remove(&n);
-                    }
+                    let fits = |n: u32| misfits & (1 << n) == 0;
+                    let expected = naive.pop(now, interval, boost, fits);
+                    prop_assert_eq!(set.pop_best(now, fits), expected);
                 }
             }
             prop_assert_eq!(set.len(), naive.tasks.len());
