@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 use event_listener::Event;
 use futures_util::future::BoxFuture;
 
-use super::core::{AttemptStart, Core, Effects};
+use super::core::{AttemptStart, Core, Effects, MAX_BATCH};
 use super::TaskState;
 use super::{dot, lane, BoxError, CancelReason, GraphError, Inputs, Report, Task, TaskError};
 use super::{Blocked, PauseError, SchedulerConfig};
@@ -220,8 +220,8 @@ impl<T: Send + Sync + 'static> Shared<T> {
         for _ in 0..fx.runners {
             crate::spawn(run_ready(Arc::clone(self))).detach();
         }
-        if let Some((i, delay)) = fx.retry {
-            self.drive_apart(i, Resume::Backoff(delay));
+        for (i, delay) in fx.retries {
+            self.drive_apart(i, Resume::Backoff(delay), None);
         }
         for mut handle in fx.abort {
             handle.abort();
@@ -264,10 +264,17 @@ impl<T: Send + Sync + 'static> Shared<T> {
     }
 
     /// Continues node `i` in a task of its own (an attempt that went
-    /// asynchronous, or a wait before a retry), kept so cancel can abort it.
-    fn drive_apart(self: &Arc<Self>, i: u32, resume: Resume<T>) {
+    /// asynchronous, begun at `began`, or a wait before a retry), kept so
+    /// cancel can abort it.
+    fn drive_apart(self: &Arc<Self>, i: u32, resume: Resume<T>, began: Option<Instant>) {
         let handle = crate::spawn(drive(Arc::clone(self), i, resume));
-        let cancelled = self.lock().attach(i, handle);
+        let cancelled = {
+            let mut core = self.lock();
+            if let Some(at) = began {
+                core.began_at(i, at);
+            }
+            core.attach(i, handle)
+        };
         if let Some(mut handle) = cancelled {
             handle.abort();
         }
@@ -276,45 +283,133 @@ impl<T: Send + Sync + 'static> Shared<T> {
 
 /// Attempts a runner starts before it yields to the executor, so that the
 /// other tasks of its worker (timers, waiters, other runners) get a turn.
-const RUNNER_BUDGET: u32 = 128;
+const RUNNER_BUDGET: usize = 128;
 
-/// A runner: takes ready nodes one after the other and polls each attempt
-/// inline. An attempt done in its first poll (the common case of a short
-/// body) costs no task of its own, and finishing it, releasing its
-/// dependents and taking the next node share one lock acquisition and one
-/// clock reading. An attempt that returns `Pending` moves to a task of its
-/// own ([`drive`]) and the runner goes on. It leaves when no node is ready
-/// (see `core.rs` for why no ready node is then forgotten).
+/// How long a runner may spend on one batch before it hands the attempts
+/// it has not polled yet to a task of their own, which an idle worker can
+/// steal: a batch must not hold short tasks back behind a long one.
+const HAND_OFF_AFTER: Duration = Duration::from_micros(50);
+
+/// An attempt a runner polled to its end: when it began and ended.
+struct Ran<T> {
+    node: u32,
+    result: Result<Arc<T>, TaskError>,
+    began: Instant,
+    /// The clock reading after it, taken before the next attempt (or at the
+    /// next lock acquisition, for the last of a batch).
+    ended: Option<Instant>,
+}
+
+/// A runner: takes a batch of ready nodes per lock acquisition (see
+/// `Core::next_attempts`) and polls each attempt inline. An attempt done
+/// in its first poll (the common case of a short body) costs no task of its
+/// own, and finishing a batch, releasing its dependents and taking the next
+/// batch share one lock acquisition. An attempt that returns `Pending`
+/// moves to a task of its own ([`drive`]) and the runner goes on. It leaves
+/// when no node is ready (see `core.rs` for why no ready node is then
+/// forgotten).
 async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
-    let mut finished: Option<(u32, Result<Arc<T>, TaskError>)> = None;
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut ran = Vec::with_capacity(MAX_BATCH);
     let mut budget = RUNNER_BUDGET;
     loop {
         let now = Instant::now();
         let mut fx = Effects::default();
-        let next = {
+        let more = {
             let mut core = shared.lock();
-            if let Some((i, result)) = finished.take() {
-                fx.retry = core.finish_attempt(i, result, now, &mut fx).map(|d| (i, d));
-            }
-            if budget == 0 {
-                None
-            } else {
-                Some(core.next_attempt(now, lane::current()))
-            }
+            record(&mut core, &mut ran, now, &mut fx);
+            (budget > 0).then(|| core.next_attempts(now, lane::current(), &mut batch))
         };
         shared.apply(fx);
-        let Some(next) = next else {
-            budget = RUNNER_BUDGET;
-            crate::yield_now().await;
-            continue;
-        };
-        let Some(start) = next else { return };
-        budget -= 1;
+        match more {
+            None => {
+                budget = RUNNER_BUDGET;
+                crate::yield_now().await;
+            }
+            Some(false) => return,
+            Some(true) => {
+                budget = budget.saturating_sub(batch.len());
+                in_context(|cx| poll_batch(&shared, &mut batch, &mut ran, now, cx)).await;
+            }
+        }
+    }
+}
+
+/// Polls each attempt of `batch` (begun at `now`) once, in order, into
+/// `ran`; those not done move to drivers. If the batch has run longer than
+/// [`HAND_OFF_AFTER`], the attempts left go to a task of their own.
+/// A plain function taking the caller's context (not an `async fn`): it
+/// spawns [`run_apart`], which calls it, and a recursive `async fn` would
+/// not be provably `Send`.
+fn poll_batch<T: Send + Sync + 'static>(
+    shared: &Arc<Shared<T>>,
+    batch: &mut Vec<AttemptStart<T>>,
+    ran: &mut Vec<Ran<T>>,
+    mut now: Instant,
+    cx: &mut Context<'_>,
+) {
+    let began = now;
+    let mut starts = batch.drain(..);
+    let mut first = true;
+    while let Some(start) = starts.next() {
+        if !first {
+            now = Instant::now();
+            if let Some(last) = ran.last_mut() {
+                last.ended.get_or_insert(now);
+            }
+            if now.duration_since(began) > HAND_OFF_AFTER {
+                let rest = std::iter::once(start).chain(starts.by_ref()).collect();
+                crate::spawn(run_apart(Arc::clone(shared), rest)).detach();
+                return;
+            }
+        }
+        first = false;
         let i = start.node;
         let mut attempt = shared.attempt(start);
-        match futures_util::poll!(&mut attempt) {
-            Poll::Ready(result) => finished = Some((i, result)),
-            Poll::Pending => shared.drive_apart(i, Resume::Attempt(attempt)),
+        match Pin::new(&mut attempt).poll(cx) {
+            Poll::Ready(result) => ran.push(Ran {
+                node: i,
+                result,
+                began: now,
+                ended: None,
+            }),
+            Poll::Pending => shared.drive_apart(i, Resume::Attempt(attempt), Some(now)),
+        }
+    }
+}
+
+/// Runs attempts a runner handed off (see [`poll_batch`]) and records them.
+async fn run_apart<T: Send + Sync + 'static>(
+    shared: Arc<Shared<T>>,
+    mut batch: Vec<AttemptStart<T>>,
+) {
+    let mut ran = Vec::with_capacity(batch.len());
+    in_context(|cx| poll_batch(&shared, &mut batch, &mut ran, Instant::now(), cx)).await;
+    let mut fx = Effects::default();
+    record(&mut shared.lock(), &mut ran, Instant::now(), &mut fx);
+    shared.apply(fx);
+}
+
+/// Calls `f` once with the current task's context.
+async fn in_context(f: impl FnOnce(&mut Context<'_>)) {
+    let mut f = Some(f);
+    std::future::poll_fn(|cx| {
+        if let Some(f) = f.take() {
+            f(cx);
+        }
+        Poll::Ready(())
+    })
+    .await
+}
+
+/// Records the attempts a runner polled to their end (the last ended at
+/// `now`): their outputs or failures, and the retries due.
+fn record<T>(core: &mut Core<T>, ran: &mut Vec<Ran<T>>, now: Instant, fx: &mut Effects) {
+    for r in ran.drain(..) {
+        core.began_at(r.node, r.began);
+        let ended = r.ended.unwrap_or(now);
+        if let Some(delay) = core.finish_attempt(r.node, r.result, ended, fx) {
+            fx.retries.push((r.node, delay));
         }
     }
 }
