@@ -3,10 +3,11 @@
 
 use std::any::Any;
 use std::future::Future;
+use std::mem;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -173,6 +174,7 @@ impl<T: Send + Sync + 'static> Graph<T> {
                 core: Mutex::new(self.core),
                 changed: Event::new(),
                 watchers: AtomicUsize::new(0),
+                unit: OnceLock::new(),
                 t0: Instant::now(),
                 started_at: SystemTime::now(),
             }),
@@ -202,6 +204,9 @@ pub(crate) struct Shared<T> {
     changed: Event,
     /// How many `wait` calls are in progress.
     watchers: AtomicUsize,
+    /// The one output every task shares when outputs carry nothing (see
+    /// [`Shared::share`]).
+    unit: OnceLock<Arc<T>>,
     pub(crate) t0: Instant,
     pub(crate) started_at: SystemTime,
 }
@@ -232,6 +237,21 @@ impl<T: Send + Sync + 'static> Shared<T> {
         // store-buffering shape, which AcqRel does not order.
         if fx.finished || (fx.changed && self.watchers.load(Ordering::SeqCst) > 0) {
             self.changed.notify(usize::MAX);
+        }
+    }
+
+    /// An attempt's output in the `Arc` it is shared through, made outside
+    /// the core's lock (which keeps the allocation out of the critical
+    /// section). Outputs of a type with no size and no drop glue, such as
+    /// `()`, are all alike and dropping one does nothing, so they share one
+    /// `Arc`, made from the first: a reference count instead of an
+    /// allocation per task (which, never freed during the run, always took
+    /// the allocator's slow path).
+    fn share(&self, output: T) -> Arc<T> {
+        if mem::size_of::<T>() == 0 && !mem::needs_drop::<T>() {
+            Arc::clone(self.unit.get_or_init(|| Arc::new(output)))
+        } else {
+            Arc::new(output)
         }
     }
 
@@ -348,7 +368,7 @@ fn poll_batch<T: Send + Sync + 'static>(
     mut now: Instant,
     cx: &mut Context<'_>,
 ) {
-    let began = now;
+    let hand_off_at = now + HAND_OFF_AFTER;
     let mut starts = batch.drain(..);
     let mut first = true;
     while let Some(start) = starts.next() {
@@ -357,7 +377,7 @@ fn poll_batch<T: Send + Sync + 'static>(
             if let Some(last) = ran.last_mut() {
                 last.ended.get_or_insert(now);
             }
-            if now.duration_since(began) > HAND_OFF_AFTER {
+            if now > hand_off_at {
                 let rest = std::iter::once(start).chain(starts.by_ref()).collect();
                 crate::spawn(run_apart(Arc::clone(shared), rest)).detach();
                 return;
@@ -369,7 +389,7 @@ fn poll_batch<T: Send + Sync + 'static>(
         match Pin::new(&mut attempt).poll(cx) {
             Poll::Ready(result) => ran.push(Ran {
                 node: i,
-                result,
+                result: result.map(|out| shared.share(out)),
                 began: now,
                 ended: None,
             }),
@@ -427,14 +447,14 @@ enum Resume<T> {
 async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut resume: Resume<T>) {
     loop {
         let result = match resume {
-            Resume::Attempt(attempt) => attempt.await,
+            Resume::Attempt(attempt) => attempt.await.map(|out| shared.share(out)),
             Resume::Backoff(delay) => {
                 crate::time::sleep(delay).await;
                 let begun = shared
                     .lock()
                     .retry_attempt(i, Instant::now(), lane::current());
                 match begun {
-                    Ok(start) => shared.attempt(start).await,
+                    Ok(start) => shared.attempt(start).await.map(|out| shared.share(out)),
                     Err(fx) => return shared.apply(fx),
                 }
             }
@@ -466,10 +486,8 @@ enum Attempt<T> {
     Over(Option<TaskError>),
 }
 
-/// The output comes boxed in its `Arc` here, outside the core's lock, which
-/// keeps the allocation out of the critical section.
 impl<T> Future for Attempt<T> {
-    type Output = Result<Arc<T>, TaskError>;
+    type Output = Result<T, TaskError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.get_mut() {
@@ -481,9 +499,7 @@ impl<T> Future for Attempt<T> {
             } => {
                 let _entered = span.enter();
                 match panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
-                    Ok(Poll::Ready(result)) => {
-                        return Poll::Ready(result.map(Arc::new).map_err(TaskError::from))
-                    }
+                    Ok(Poll::Ready(result)) => return Poll::Ready(result.map_err(TaskError::from)),
                     Ok(Poll::Pending) => {}
                     Err(payload) => return Poll::Ready(Err(panic_error(payload))),
                 }
