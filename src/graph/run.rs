@@ -260,8 +260,10 @@ impl<T: Send + Sync + 'static> Shared<T> {
         let deadline = start.spec.timeout.map(|d| (crate::time::sleep(d), d));
         let spec = Arc::clone(&start.spec);
         // With no subscriber interested, building the span is one relaxed
-        // load (the callsite's cached interest) and the id is not formatted.
+        // load (the callsite's cached interest) and the id is not formatted;
+        // a disabled span is then not kept, so entering it costs nothing.
         let span = tracing::debug_span!("graph_task", id = %spec.id, attempt = start.attempt);
+        let span = Some(span).filter(|s| !s.is_disabled());
         let inputs = Inputs {
             node: start.node,
             spec: start.spec,
@@ -271,8 +273,11 @@ impl<T: Send + Sync + 'static> Shared<T> {
                 shared: Arc::clone(self),
             },
         };
-        let called =
-            span.in_scope(|| panic::catch_unwind(AssertUnwindSafe(|| (spec.body)(inputs))));
+        let call = || panic::catch_unwind(AssertUnwindSafe(|| (spec.body)(inputs)));
+        let called = match &span {
+            Some(span) => span.in_scope(call),
+            None => call(),
+        };
         match called {
             Ok(body) => Attempt::Running {
                 body,
@@ -479,8 +484,9 @@ enum Attempt<T> {
         body: BoxFuture<'static, Result<T, BoxError>>,
         /// The timeout's timer and length.
         deadline: Option<(Sleep, Duration)>,
-        /// The `tracing` span of this attempt, entered while it is polled.
-        span: tracing::Span,
+        /// The `tracing` span of this attempt, entered while it is polled
+        /// (`None` if no subscriber wants it).
+        span: Option<tracing::Span>,
     },
     /// Ended before its first poll (the body panicked building its future).
     Over(Option<TaskError>),
@@ -497,7 +503,7 @@ impl<T> Future for Attempt<T> {
                 deadline,
                 span,
             } => {
-                let _entered = span.enter();
+                let _entered = span.as_ref().map(tracing::Span::enter);
                 match panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
                     Ok(Poll::Ready(result)) => return Poll::Ready(result.map_err(TaskError::from)),
                     Ok(Poll::Pending) => {}
