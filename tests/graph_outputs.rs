@@ -55,8 +55,45 @@ fn zero_sized_outputs_with_a_destructor_are_each_kept_and_dropped_once() {
     });
     assert!(report.is_success());
     let (a, b) = (report.task("t0").unwrap(), report.task("t1").unwrap());
-    assert!(!Arc::ptr_eq(a.output.as_ref().unwrap(), b.output.as_ref().unwrap()));
-    assert_eq!(DROPPED.load(Ordering::SeqCst), 0, "dropped while the report holds them");
+    assert!(!Arc::ptr_eq(
+        a.output.as_ref().unwrap(),
+        b.output.as_ref().unwrap()
+    ));
+    assert_eq!(
+        DROPPED.load(Ordering::SeqCst),
+        0,
+        "dropped while the report holds them"
+    );
     drop(report);
     assert_eq!(DROPPED.load(Ordering::SeqCst), 10);
+}
+
+#[test]
+fn bodies_of_one_closure_and_of_several_each_compute_their_own_output() {
+    // A chain whose links alternate between two body types, then a run of
+    // one type: a runner's finished future box is offered to the next body
+    // whatever its type, and must only ever take one of its own type.
+    let report = within(30, || {
+        let mut g = Graph::<u64>::new();
+        g.add(Task::new("n0", |_| async { Ok(0) })).unwrap();
+        for n in 1..300u64 {
+            let prev = format!("n{}", n - 1);
+            let task = if n % 3 == 0 && n < 150 {
+                let k = n;
+                Task::new(format!("n{n}"), move |inp| {
+                    let sum = inp[0] + k;
+                    async move { Ok(sum) }
+                })
+            } else {
+                Task::new(format!("n{n}"), |inp| async move { Ok(inp[0] + 1) })
+            };
+            g.add(task.after([prev])).unwrap();
+        }
+        g.run_blocking()
+    });
+    assert!(report.is_success(), "{report}");
+    let expected: u64 = (1..300u64)
+        .map(|n| if n % 3 == 0 && n < 150 { n } else { 1 })
+        .sum();
+    assert_eq!(report.output("n299"), Some(&expected));
 }

@@ -12,11 +12,11 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
 
 use event_listener::Event;
-use futures_util::future::BoxFuture;
 
 use super::core::{AttemptStart, Core, Effects, MAX_BATCH};
+use super::task::BodyFuture;
 use super::TaskState;
-use super::{dot, lane, BoxError, CancelReason, GraphError, Inputs, Report, Task, TaskError};
+use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError};
 use super::{Blocked, PauseError, SchedulerConfig};
 use crate::time::Sleep;
 
@@ -256,7 +256,13 @@ impl<T: Send + Sync + 'static> Shared<T> {
     }
 
     /// The future of one attempt: the body called with its inputs.
-    fn attempt(self: &Arc<Self>, start: AttemptStart<T>) -> Attempt<T> {
+    /// `spare` is the box of a finished attempt, offered to the body (see
+    /// [`BodyFuture`]).
+    fn attempt(
+        self: &Arc<Self>,
+        start: AttemptStart<T>,
+        spare: &mut Option<BodyFuture<T>>,
+    ) -> Attempt<T> {
         let deadline = start.spec.timeout.map(|d| (crate::time::sleep(d), d));
         let spec = Arc::clone(&start.spec);
         // With no subscriber interested, building the span is one relaxed
@@ -273,7 +279,7 @@ impl<T: Send + Sync + 'static> Shared<T> {
                 shared: Arc::clone(self),
             },
         };
-        let call = || panic::catch_unwind(AssertUnwindSafe(|| (spec.body)(inputs)));
+        let call = || panic::catch_unwind(AssertUnwindSafe(|| (spec.body)(inputs, spare)));
         let called = match &span {
             Some(span) => span.in_scope(call),
             None => call(),
@@ -325,6 +331,25 @@ struct Ran<T> {
     ended: Option<Instant>,
 }
 
+/// A runner's attempts: begun and not yet polled, polled to their end and
+/// not yet recorded, and the box of the last one that finished, kept for
+/// the next body (see [`BodyFuture`]).
+struct Batch<T> {
+    begun: Vec<AttemptStart<T>>,
+    ran: Vec<Ran<T>>,
+    spare: Option<BodyFuture<T>>,
+}
+
+impl<T> Batch<T> {
+    fn new(begun: Vec<AttemptStart<T>>) -> Self {
+        Batch {
+            ran: Vec::with_capacity(begun.len().max(MAX_BATCH)),
+            begun,
+            spare: None,
+        }
+    }
+}
+
 /// A runner: takes a batch of ready nodes per lock acquisition (see
 /// `Core::next_attempts`) and polls each attempt inline. An attempt done
 /// in its first poll (the common case of a short body) costs no task of its
@@ -334,16 +359,15 @@ struct Ran<T> {
 /// when no node is ready (see `core.rs` for why no ready node is then
 /// forgotten).
 async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
-    let mut batch = Vec::with_capacity(MAX_BATCH);
-    let mut ran = Vec::with_capacity(MAX_BATCH);
+    let mut batch = Batch::new(Vec::with_capacity(MAX_BATCH));
     let mut budget = RUNNER_BUDGET;
     loop {
         let now = Instant::now();
         let mut fx = Effects::default();
         let more = {
             let mut core = shared.lock();
-            record(&mut core, &mut ran, now, &mut fx);
-            (budget > 0).then(|| core.next_attempts(now, lane::current(), &mut batch))
+            record(&mut core, &mut batch.ran, now, &mut fx);
+            (budget > 0).then(|| core.next_attempts(now, lane::current(), &mut batch.begun))
         };
         shared.apply(fx);
         match more {
@@ -353,33 +377,32 @@ async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
             }
             Some(false) => return,
             Some(true) => {
-                budget = budget.saturating_sub(batch.len());
-                in_context(|cx| poll_batch(&shared, &mut batch, &mut ran, now, cx)).await;
+                budget = budget.saturating_sub(batch.begun.len());
+                in_context(|cx| poll_batch(&shared, &mut batch, now, cx)).await;
             }
         }
     }
 }
 
-/// Polls each attempt of `batch` (begun at `now`) once, in order, into
-/// `ran`; those not done move to drivers. If the batch has run longer than
-/// [`HAND_OFF_AFTER`], the attempts left go to a task of their own.
-/// A plain function taking the caller's context (not an `async fn`): it
-/// spawns [`run_apart`], which calls it, and a recursive `async fn` would
-/// not be provably `Send`.
+/// Polls each begun attempt of `batch` (begun at `now`) once, in order,
+/// into `batch.ran`; those not done move to drivers. If the batch has run
+/// longer than [`HAND_OFF_AFTER`], the attempts left go to a task of their
+/// own. A plain function taking the caller's context (not an `async fn`):
+/// it spawns [`run_apart`], which calls it, and a recursive `async fn`
+/// would not be provably `Send`.
 fn poll_batch<T: Send + Sync + 'static>(
     shared: &Arc<Shared<T>>,
-    batch: &mut Vec<AttemptStart<T>>,
-    ran: &mut Vec<Ran<T>>,
+    batch: &mut Batch<T>,
     mut now: Instant,
     cx: &mut Context<'_>,
 ) {
     let hand_off_at = now + HAND_OFF_AFTER;
-    let mut starts = batch.drain(..);
+    let mut starts = batch.begun.drain(..);
     let mut first = true;
     while let Some(start) = starts.next() {
         if !first {
             now = Instant::now();
-            if let Some(last) = ran.last_mut() {
+            if let Some(last) = batch.ran.last_mut() {
                 last.ended.get_or_insert(now);
             }
             if now > hand_off_at {
@@ -390,28 +413,30 @@ fn poll_batch<T: Send + Sync + 'static>(
         }
         first = false;
         let i = start.node;
-        let mut attempt = shared.attempt(start);
+        let mut attempt = shared.attempt(start, &mut batch.spare);
         match Pin::new(&mut attempt).poll(cx) {
-            Poll::Ready(result) => ran.push(Ran {
-                node: i,
-                result: result.map(|out| shared.share(out)),
-                began: now,
-                ended: None,
-            }),
+            Poll::Ready(result) => {
+                batch.ran.push(Ran {
+                    node: i,
+                    result: result.map(|out| shared.share(out)),
+                    began: now,
+                    ended: None,
+                });
+                if let Attempt::Running { body, .. } = attempt {
+                    batch.spare = Some(body);
+                }
+            }
             Poll::Pending => shared.drive_apart(i, Resume::Attempt(attempt), Some(now)),
         }
     }
 }
 
 /// Runs attempts a runner handed off (see [`poll_batch`]) and records them.
-async fn run_apart<T: Send + Sync + 'static>(
-    shared: Arc<Shared<T>>,
-    mut batch: Vec<AttemptStart<T>>,
-) {
-    let mut ran = Vec::with_capacity(batch.len());
-    in_context(|cx| poll_batch(&shared, &mut batch, &mut ran, Instant::now(), cx)).await;
+async fn run_apart<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, begun: Vec<AttemptStart<T>>) {
+    let mut batch = Batch::new(begun);
+    in_context(|cx| poll_batch(&shared, &mut batch, Instant::now(), cx)).await;
     let mut fx = Effects::default();
-    record(&mut shared.lock(), &mut ran, Instant::now(), &mut fx);
+    record(&mut shared.lock(), &mut batch.ran, Instant::now(), &mut fx);
     shared.apply(fx);
 }
 
@@ -459,7 +484,10 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
                     .lock()
                     .retry_attempt(i, Instant::now(), lane::current());
                 match begun {
-                    Ok(start) => shared.attempt(start).await.map(|out| shared.share(out)),
+                    Ok(start) => {
+                        let attempt = shared.attempt(start, &mut None);
+                        attempt.await.map(|out| shared.share(out))
+                    }
                     Err(fx) => return shared.apply(fx),
                 }
             }
@@ -481,7 +509,7 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
 /// hand it to a driver task if it is not done.
 enum Attempt<T> {
     Running {
-        body: BoxFuture<'static, Result<T, BoxError>>,
+        body: BodyFuture<T>,
         /// The timeout's timer and length.
         deadline: Option<(Sleep, Duration)>,
         /// The `tracing` span of this attempt, entered while it is polled
