@@ -108,7 +108,9 @@
 //! finishing a batch, releasing its dependents and taking the next batch
 //! cost one lock acquisition, and each task one clock reading. A batch that
 //! runs longer than 50 µs hands the tasks it has not started to a task of
-//! their own, which an idle worker can steal. Only an attempt that
+//! their own, which an idle worker can steal. The tasks of a batch count as
+//! running from when the runner took them (their attempts' start times are
+//! when each was actually polled). Only an attempt that
 //! returns `Pending` (it awaits I/O, a timer, another task) moves to an
 //! executor task of its own, and the runner goes on with the next ready task.
 //! A runner yields to the executor every 128 tasks so that other work on its
