@@ -1,6 +1,7 @@
 //! Runners take ready tasks in batches: every task of a batch still gets its
 //! own start time (a lane's attempts never overlap), and a long body in a
-//! batch hands the rest on without losing or repeating any task.
+//! batch hands the rest on without losing or repeating any task, and a
+//! failure in a batch is recorded before the next task of the batch starts.
 
 mod support;
 
@@ -8,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fastexec::graph::{Graph, Report, Task};
+use fastexec::graph::{Graph, Report, Task, TaskState};
 use support::{executor, within};
 
 /// A root, `width` tasks after it, and a sink after all of them; the task
@@ -75,4 +76,35 @@ fn a_long_body_in_a_batch_loses_no_task() {
         assert_eq!(report.output("sink"), Some(&(0..64).sum()));
         assert!(report.tasks().iter().all(|t| t.attempts == 1));
     }
+}
+
+#[test]
+fn fail_fast_stops_the_rest_of_a_batch_from_starting() {
+    // One worker: the runner that takes the fan's tasks in a batch is the
+    // only one that runs until it leaves. The first task of the batch
+    // fails; no other task of the fan may start after that.
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counted = ran.clone();
+    let mut g = Graph::<usize>::new();
+    g.fail_fast(true);
+    g.add(Task::new("root", |_| async { Ok(0) })).unwrap();
+    for n in 0..50usize {
+        let ran = counted.clone();
+        let body = move |_| {
+            ran.fetch_add(1, Ordering::Relaxed);
+            async move {
+                if n == 0 {
+                    Err("first of the batch fails".into())
+                } else {
+                    Ok(n)
+                }
+            }
+        };
+        g.add(Task::new(format!("t{n}"), body).after(["root"]))
+            .unwrap();
+    }
+    let report = run_on(1, g);
+    assert_eq!(ran.load(Ordering::Relaxed), 1, "{report}");
+    assert_eq!(report.task("t0").unwrap().state, TaskState::Failed);
+    assert_eq!(report.task("t1").unwrap().state, TaskState::Cancelled);
 }

@@ -487,7 +487,7 @@ impl<T> Core<T> {
         &mut self,
         now: Instant,
         lane: u32,
-        batch: &mut Vec<AttemptStart<T>>,
+        batch: &mut VecDeque<AttemptStart<T>>,
     ) -> bool {
         let share = match &self.ready {
             Ready::Fifo(queue) => (queue.len() / self.runners.max(1) as usize).clamp(1, MAX_BATCH),
@@ -503,12 +503,18 @@ impl<T> Core<T> {
                 self.node_mut(i).holds_budget = true;
             }
             let start = self.start_attempt(i, now, lane);
-            batch.push(start);
+            batch.push_back(start);
         }
         if batch.is_empty() {
             self.runners -= 1;
         }
         !batch.is_empty()
+    }
+
+    /// Whether node `i`'s attempt in progress still counts (it was not
+    /// cancelled meanwhile).
+    pub(crate) fn still_running(&self, i: u32) -> bool {
+        self.node(i).attempt_counts()
     }
 
     /// The attempt in progress of node `i` actually began at `at`: a runner

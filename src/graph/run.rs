@@ -2,6 +2,7 @@
 //! state machine in `core.rs` and the executor's public API.
 
 use std::any::Any;
+use std::collections::VecDeque;
 use std::future::Future;
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
@@ -335,13 +336,13 @@ struct Ran<T> {
 /// not yet recorded, and the box of the last one that finished, kept for
 /// the next body (see [`BodyFuture`]).
 struct Batch<T> {
-    begun: Vec<AttemptStart<T>>,
+    begun: VecDeque<AttemptStart<T>>,
     ran: Vec<Ran<T>>,
     spare: Option<BodyFuture<T>>,
 }
 
 impl<T> Batch<T> {
-    fn new(begun: Vec<AttemptStart<T>>) -> Self {
+    fn new(begun: VecDeque<AttemptStart<T>>) -> Self {
         Batch {
             ran: Vec::with_capacity(begun.len().max(MAX_BATCH)),
             begun,
@@ -359,15 +360,21 @@ impl<T> Batch<T> {
 /// when no node is ready (see `core.rs` for why no ready node is then
 /// forgotten).
 async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
-    let mut batch = Batch::new(Vec::with_capacity(MAX_BATCH));
+    let mut batch = Batch::new(VecDeque::with_capacity(MAX_BATCH));
     let mut budget = RUNNER_BUDGET;
     loop {
         let now = Instant::now();
         let mut fx = Effects::default();
         let more = {
             let mut core = shared.lock();
-            record(&mut core, &mut batch.ran, now, &mut fx);
-            (budget > 0).then(|| core.next_attempts(now, lane::current(), &mut batch.begun))
+            record(&mut core, &mut batch, now, &mut fx);
+            if !batch.begun.is_empty() {
+                Some(true)
+            } else if budget > 0 {
+                Some(core.next_attempts(now, lane::current(), &mut batch.begun))
+            } else {
+                None
+            }
         };
         shared.apply(fx);
         match more {
@@ -385,9 +392,11 @@ async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
 }
 
 /// Polls each begun attempt of `batch` (begun at `now`) once, in order,
-/// into `batch.ran`; those not done move to drivers. If the batch has run
-/// longer than [`HAND_OFF_AFTER`], the attempts left go to a task of their
-/// own. A plain function taking the caller's context (not an `async fn`):
+/// into `batch.ran`; those not done move to drivers. It stops after an
+/// attempt that failed, so that the failure is recorded (and, fail-fast,
+/// cancels the rest) before the next attempt starts, as without batches.
+/// If the batch has run longer than [`HAND_OFF_AFTER`], the attempts left
+/// go to a task of their own. A plain function taking the caller's context (not an `async fn`):
 /// it spawns [`run_apart`], which calls it, and a recursive `async fn`
 /// would not be provably `Send`.
 fn poll_batch<T: Send + Sync + 'static>(
@@ -397,16 +406,16 @@ fn poll_batch<T: Send + Sync + 'static>(
     cx: &mut Context<'_>,
 ) {
     let hand_off_at = now + HAND_OFF_AFTER;
-    let mut starts = batch.begun.drain(..);
     let mut first = true;
-    while let Some(start) = starts.next() {
+    while let Some(start) = batch.begun.pop_front() {
         if !first {
             now = Instant::now();
             if let Some(last) = batch.ran.last_mut() {
                 last.ended.get_or_insert(now);
             }
             if now > hand_off_at {
-                let rest = std::iter::once(start).chain(starts.by_ref()).collect();
+                batch.begun.push_front(start);
+                let rest = mem::take(&mut batch.begun);
                 crate::spawn(run_apart(Arc::clone(shared), rest)).detach();
                 return;
             }
@@ -416,6 +425,7 @@ fn poll_batch<T: Send + Sync + 'static>(
         let mut attempt = shared.attempt(start, &mut batch.spare);
         match Pin::new(&mut attempt).poll(cx) {
             Poll::Ready(result) => {
+                let failed = result.is_err();
                 batch.ran.push(Ran {
                     node: i,
                     result: result.map(|out| shared.share(out)),
@@ -425,6 +435,9 @@ fn poll_batch<T: Send + Sync + 'static>(
                 if let Attempt::Running { body, .. } = attempt {
                     batch.spare = Some(body);
                 }
+                if failed {
+                    return;
+                }
             }
             Poll::Pending => shared.drive_apart(i, Resume::Attempt(attempt), Some(now)),
         }
@@ -432,12 +445,17 @@ fn poll_batch<T: Send + Sync + 'static>(
 }
 
 /// Runs attempts a runner handed off (see [`poll_batch`]) and records them.
-async fn run_apart<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, begun: Vec<AttemptStart<T>>) {
+async fn run_apart<T: Send + Sync + 'static>(
+    shared: Arc<Shared<T>>,
+    begun: VecDeque<AttemptStart<T>>,
+) {
     let mut batch = Batch::new(begun);
-    in_context(|cx| poll_batch(&shared, &mut batch, Instant::now(), cx)).await;
-    let mut fx = Effects::default();
-    record(&mut shared.lock(), &mut batch.ran, Instant::now(), &mut fx);
-    shared.apply(fx);
+    while !batch.begun.is_empty() {
+        in_context(|cx| poll_batch(&shared, &mut batch, Instant::now(), cx)).await;
+        let mut fx = Effects::default();
+        record(&mut shared.lock(), &mut batch, Instant::now(), &mut fx);
+        shared.apply(fx);
+    }
 }
 
 /// Calls `f` once with the current task's context.
@@ -453,15 +471,18 @@ async fn in_context(f: impl FnOnce(&mut Context<'_>)) {
 }
 
 /// Records the attempts a runner polled to their end (the last ended at
-/// `now`): their outputs or failures, and the retries due.
-fn record<T>(core: &mut Core<T>, ran: &mut Vec<Ran<T>>, now: Instant, fx: &mut Effects) {
-    for r in ran.drain(..) {
+/// `now`): their outputs or failures, and the retries due. Then drops the
+/// begun attempts of tasks that ended meanwhile (cancelled, or fail-fast
+/// after a failure of the batch): they do not start.
+fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Effects) {
+    for r in batch.ran.drain(..) {
         core.began_at(r.node, r.began);
         let ended = r.ended.unwrap_or(now);
         if let Some(delay) = core.finish_attempt(r.node, r.result, ended, fx) {
             fx.retries.push((r.node, delay));
         }
     }
+    batch.begun.retain(|start| core.still_running(start.node));
 }
 
 /// Where a driver picks node `i` up.
