@@ -487,7 +487,7 @@ impl<T> Core<T> {
         &mut self,
         now: Instant,
         lane: u32,
-        batch: &mut VecDeque<AttemptStart<T>>,
+        batch: &mut Vec<AttemptStart<T>>,
     ) -> bool {
         let share = match &self.ready {
             Ready::Fifo(queue) => (queue.len() / self.runners.max(1) as usize).clamp(1, MAX_BATCH),
@@ -503,7 +503,7 @@ impl<T> Core<T> {
                 self.node_mut(i).holds_budget = true;
             }
             let start = self.start_attempt(i, now, lane);
-            batch.push_back(start);
+            batch.push(start);
         }
         if batch.is_empty() {
             self.runners -= 1;

@@ -2,7 +2,6 @@
 //! state machine in `core.rs` and the executor's public API.
 
 use std::any::Any;
-use std::collections::VecDeque;
 use std::future::Future;
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
@@ -336,13 +335,13 @@ struct Ran<T> {
 /// not yet recorded, and the box of the last one that finished, kept for
 /// the next body (see [`BodyFuture`]).
 struct Batch<T> {
-    begun: VecDeque<AttemptStart<T>>,
+    begun: Vec<AttemptStart<T>>,
     ran: Vec<Ran<T>>,
     spare: Option<BodyFuture<T>>,
 }
 
 impl<T> Batch<T> {
-    fn new(begun: VecDeque<AttemptStart<T>>) -> Self {
+    fn new(begun: Vec<AttemptStart<T>>) -> Self {
         Batch {
             ran: Vec::with_capacity(begun.len().max(MAX_BATCH)),
             begun,
@@ -360,7 +359,7 @@ impl<T> Batch<T> {
 /// when no node is ready (see `core.rs` for why no ready node is then
 /// forgotten).
 async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
-    let mut batch = Batch::new(VecDeque::with_capacity(MAX_BATCH));
+    let mut batch = Batch::new(Vec::with_capacity(MAX_BATCH));
     let mut budget = RUNNER_BUDGET;
     loop {
         let now = Instant::now();
@@ -406,16 +405,16 @@ fn poll_batch<T: Send + Sync + 'static>(
     cx: &mut Context<'_>,
 ) {
     let hand_off_at = now + HAND_OFF_AFTER;
+    let mut starts = batch.begun.drain(..);
     let mut first = true;
-    while let Some(start) = batch.begun.pop_front() {
+    while let Some(start) = starts.next() {
         if !first {
             now = Instant::now();
             if let Some(last) = batch.ran.last_mut() {
                 last.ended.get_or_insert(now);
             }
             if now > hand_off_at {
-                batch.begun.push_front(start);
-                let rest = mem::take(&mut batch.begun);
+                let rest = std::iter::once(start).chain(starts).collect();
                 crate::spawn(run_apart(Arc::clone(shared), rest)).detach();
                 return;
             }
@@ -436,6 +435,9 @@ fn poll_batch<T: Send + Sync + 'static>(
                     batch.spare = Some(body);
                 }
                 if failed {
+                    // Rare: the rest waits for the failure to be recorded.
+                    let rest: Vec<_> = starts.collect();
+                    batch.begun.extend(rest);
                     return;
                 }
             }
@@ -445,10 +447,7 @@ fn poll_batch<T: Send + Sync + 'static>(
 }
 
 /// Runs attempts a runner handed off (see [`poll_batch`]) and records them.
-async fn run_apart<T: Send + Sync + 'static>(
-    shared: Arc<Shared<T>>,
-    begun: VecDeque<AttemptStart<T>>,
-) {
+async fn run_apart<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, begun: Vec<AttemptStart<T>>) {
     let mut batch = Batch::new(begun);
     while !batch.begun.is_empty() {
         in_context(|cx| poll_batch(&shared, &mut batch, Instant::now(), cx)).await;
@@ -482,7 +481,9 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
             fx.retries.push((r.node, delay));
         }
     }
-    batch.begun.retain(|start| core.still_running(start.node));
+    if !batch.begun.is_empty() {
+        batch.begun.retain(|start| core.still_running(start.node));
+    }
 }
 
 /// Where a driver picks node `i` up.
