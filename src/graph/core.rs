@@ -112,8 +112,8 @@ pub(crate) struct Span {
 pub(crate) struct Effects {
     /// How many runners to spawn (already counted in `Core::runners`).
     pub(crate) runners: u32,
-    /// A node whose attempt failed and is due for a retry after this wait.
-    pub(crate) retry: Option<(u32, Duration)>,
+    /// Nodes whose attempt failed and are due for a retry after this wait.
+    pub(crate) retries: Vec<(u32, Duration)>,
     /// Drivers of cancelled running tasks: abort them.
     pub(crate) abort: Vec<JoinHandle<()>>,
     /// Some node reached a terminal state: wake waiters for tasks.
@@ -211,6 +211,10 @@ impl<T> Core<T> {
         core
     }
 }
+
+/// The most attempts a runner begins per lock acquisition (see
+/// [`Core::next_attempts`]).
+pub(crate) const MAX_BATCH: usize = 8;
 
 /// One runner per core: a runner keeps one worker busy, and the graph layer
 /// cannot ask the executor how many workers it has (public API only), so it
@@ -471,21 +475,59 @@ impl<T> Core<T> {
         fx.runners += wanted;
     }
 
-    /// For a runner: the next ready node's attempt, begun. `None` means the
-    /// queue is empty and the runner must leave (it is no longer counted).
-    pub(crate) fn next_attempt(&mut self, now: Instant, lane: u32) -> Option<AttemptStart<T>> {
-        let Some(i) = self.pop_ready(now) else {
-            self.runners -= 1;
-            return None;
+    /// For a runner: begins the attempts of the next ready nodes into
+    /// `batch` (see [`MAX_BATCH`]). Returns `false` if none is ready (that
+    /// fits the budget): the runner must leave, and is no longer counted.
+    ///
+    /// With the FIFO queue a runner takes its share of the queue, up to
+    /// [`MAX_BATCH`], so that two runners do not meet on the lock for every
+    /// node; the ranked set gives one node at a time, since each pick
+    /// depends on the budget left and on tasks that become ready meanwhile.
+    pub(crate) fn next_attempts(
+        &mut self,
+        now: Instant,
+        lane: u32,
+        batch: &mut Vec<AttemptStart<T>>,
+    ) -> bool {
+        let share = match &self.ready {
+            Ready::Fifo(queue) => (queue.len() / self.runners.max(1) as usize).clamp(1, MAX_BATCH),
+            Ready::Ranked(_) => 1,
         };
-        debug_assert_eq!(self.node(i).state, TaskState::Ready);
-        if self.budgeted {
-            let demand = &self.nodes[i as usize].spec().demand;
-            let taken = self.budget.try_acquire(demand);
-            taken.expect("it fit a moment ago, under the same lock");
-            self.node_mut(i).holds_budget = true;
+        while batch.len() < share {
+            let Some(i) = self.pop_ready(now) else { break };
+            debug_assert_eq!(self.node(i).state, TaskState::Ready);
+            if self.budgeted {
+                let demand = &self.nodes[i as usize].spec().demand;
+                let taken = self.budget.try_acquire(demand);
+                taken.expect("it fit a moment ago, under the same lock");
+                self.node_mut(i).holds_budget = true;
+            }
+            let start = self.start_attempt(i, now, lane);
+            batch.push(start);
         }
-        Some(self.start_attempt(i, now, lane))
+        if batch.is_empty() {
+            self.runners -= 1;
+        }
+        !batch.is_empty()
+    }
+
+    /// Whether node `i`'s attempt in progress still counts (it was not
+    /// cancelled meanwhile).
+    pub(crate) fn still_running(&self, i: u32) -> bool {
+        self.node(i).attempt_counts()
+    }
+
+    /// The attempt in progress of node `i` actually began at `at`: a runner
+    /// begins a batch of attempts under the lock and polls them one after
+    /// the other.
+    pub(crate) fn began_at(&mut self, i: u32, at: Instant) {
+        let node = self.node_mut(i);
+        if let Some(s) = node.open_span {
+            if node.attempts == 1 {
+                node.start = Some(at);
+            }
+            self.spans[s as usize].start = at;
+        }
     }
 
     /// Keeps the driver's handle so the task can be aborted; gives it back if

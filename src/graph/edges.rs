@@ -22,6 +22,7 @@ impl Default for Edges {
 }
 
 impl Edges {
+    #[inline]
     pub(crate) fn push(&mut self, id: u32) {
         match self {
             Edges::Inline { len, ids } if (*len as usize) < ids.len() => {
@@ -42,6 +43,7 @@ impl Edges {
 impl Deref for Edges {
     type Target = [u32];
 
+    #[inline]
     fn deref(&self) -> &[u32] {
         match self {
             Edges::Inline { len, ids } => &ids[..*len as usize],

@@ -102,9 +102,15 @@
 //! # How a run executes
 //!
 //! A task is not a spawned executor task. A few *runners* (one per core at
-//! most) take ready tasks from the graph's ready queue and poll each attempt
-//! in place; finishing one task, releasing its dependents and taking the next
-//! cost one lock acquisition and one clock reading. Only an attempt that
+//! most) take ready tasks from the graph's ready queue, a batch of up to 8
+//! per lock acquisition (their share of the queue, so two runners do not
+//! meet on the lock for every task), and poll each attempt in place;
+//! finishing a batch, releasing its dependents and taking the next batch
+//! cost one lock acquisition, and each task one clock reading. A batch that
+//! runs longer than 50 µs hands the tasks it has not started to a task of
+//! their own, which an idle worker can steal. The tasks of a batch count as
+//! running from when the runner took them (their attempts' start times are
+//! when each was actually polled). Only an attempt that
 //! returns `Pending` (it awaits I/O, a timer, another task) moves to an
 //! executor task of its own, and the runner goes on with the next ready task.
 //! A runner yields to the executor every 128 tasks so that other work on its

@@ -3,19 +3,20 @@
 
 use std::any::Any;
 use std::future::Future;
+use std::mem;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
 
 use event_listener::Event;
-use futures_util::future::BoxFuture;
 
-use super::core::{AttemptStart, Core, Effects};
+use super::core::{AttemptStart, Core, Effects, MAX_BATCH};
+use super::task::BodyFuture;
 use super::TaskState;
-use super::{dot, lane, BoxError, CancelReason, GraphError, Inputs, Report, Task, TaskError};
+use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError};
 use super::{Blocked, PauseError, SchedulerConfig};
 use crate::time::Sleep;
 
@@ -173,6 +174,7 @@ impl<T: Send + Sync + 'static> Graph<T> {
                 core: Mutex::new(self.core),
                 changed: Event::new(),
                 watchers: AtomicUsize::new(0),
+                unit: OnceLock::new(),
                 t0: Instant::now(),
                 started_at: SystemTime::now(),
             }),
@@ -202,6 +204,9 @@ pub(crate) struct Shared<T> {
     changed: Event,
     /// How many `wait` calls are in progress.
     watchers: AtomicUsize,
+    /// The one output every task shares when outputs carry nothing (see
+    /// [`Shared::share`]).
+    unit: OnceLock<Arc<T>>,
     pub(crate) t0: Instant,
     pub(crate) started_at: SystemTime,
 }
@@ -220,8 +225,8 @@ impl<T: Send + Sync + 'static> Shared<T> {
         for _ in 0..fx.runners {
             crate::spawn(run_ready(Arc::clone(self))).detach();
         }
-        if let Some((i, delay)) = fx.retry {
-            self.drive_apart(i, Resume::Backoff(delay));
+        for (i, delay) in fx.retries {
+            self.drive_apart(i, Resume::Backoff(delay), None);
         }
         for mut handle in fx.abort {
             handle.abort();
@@ -235,13 +240,36 @@ impl<T: Send + Sync + 'static> Shared<T> {
         }
     }
 
+    /// An attempt's output in the `Arc` it is shared through, made outside
+    /// the core's lock (which keeps the allocation out of the critical
+    /// section). Outputs of a type with no size and no drop glue, such as
+    /// `()`, are all alike and dropping one does nothing, so they share one
+    /// `Arc`, made from the first: a reference count instead of an
+    /// allocation per task (which, never freed during the run, always took
+    /// the allocator's slow path).
+    fn share(&self, output: T) -> Arc<T> {
+        if mem::size_of::<T>() == 0 && !mem::needs_drop::<T>() {
+            Arc::clone(self.unit.get_or_init(|| Arc::new(output)))
+        } else {
+            Arc::new(output)
+        }
+    }
+
     /// The future of one attempt: the body called with its inputs.
-    fn attempt(self: &Arc<Self>, start: AttemptStart<T>) -> Attempt<T> {
+    /// `spare` is the box of a finished attempt, offered to the body (see
+    /// [`BodyFuture`]).
+    fn attempt(
+        self: &Arc<Self>,
+        start: AttemptStart<T>,
+        spare: &mut Option<BodyFuture<T>>,
+    ) -> Attempt<T> {
         let deadline = start.spec.timeout.map(|d| (crate::time::sleep(d), d));
         let spec = Arc::clone(&start.spec);
         // With no subscriber interested, building the span is one relaxed
-        // load (the callsite's cached interest) and the id is not formatted.
+        // load (the callsite's cached interest) and the id is not formatted;
+        // a disabled span is then not kept, so entering it costs nothing.
         let span = tracing::debug_span!("graph_task", id = %spec.id, attempt = start.attempt);
+        let span = Some(span).filter(|s| !s.is_disabled());
         let inputs = Inputs {
             node: start.node,
             spec: start.spec,
@@ -251,8 +279,11 @@ impl<T: Send + Sync + 'static> Shared<T> {
                 shared: Arc::clone(self),
             },
         };
-        let called =
-            span.in_scope(|| panic::catch_unwind(AssertUnwindSafe(|| (spec.body)(inputs))));
+        let call = || panic::catch_unwind(AssertUnwindSafe(|| (spec.body)(inputs, spare)));
+        let called = match &span {
+            Some(span) => span.in_scope(call),
+            None => call(),
+        };
         match called {
             Ok(body) => Attempt::Running {
                 body,
@@ -264,10 +295,17 @@ impl<T: Send + Sync + 'static> Shared<T> {
     }
 
     /// Continues node `i` in a task of its own (an attempt that went
-    /// asynchronous, or a wait before a retry), kept so cancel can abort it.
-    fn drive_apart(self: &Arc<Self>, i: u32, resume: Resume<T>) {
+    /// asynchronous, begun at `began`, or a wait before a retry), kept so
+    /// cancel can abort it.
+    fn drive_apart(self: &Arc<Self>, i: u32, resume: Resume<T>, began: Option<Instant>) {
         let handle = crate::spawn(drive(Arc::clone(self), i, resume));
-        let cancelled = self.lock().attach(i, handle);
+        let cancelled = {
+            let mut core = self.lock();
+            if let Some(at) = began {
+                core.began_at(i, at);
+            }
+            core.attach(i, handle)
+        };
         if let Some(mut handle) = cancelled {
             handle.abort();
         }
@@ -276,46 +314,175 @@ impl<T: Send + Sync + 'static> Shared<T> {
 
 /// Attempts a runner starts before it yields to the executor, so that the
 /// other tasks of its worker (timers, waiters, other runners) get a turn.
-const RUNNER_BUDGET: u32 = 128;
+const RUNNER_BUDGET: usize = 128;
 
-/// A runner: takes ready nodes one after the other and polls each attempt
-/// inline. An attempt done in its first poll (the common case of a short
-/// body) costs no task of its own, and finishing it, releasing its
-/// dependents and taking the next node share one lock acquisition and one
-/// clock reading. An attempt that returns `Pending` moves to a task of its
-/// own ([`drive`]) and the runner goes on. It leaves when no node is ready
-/// (see `core.rs` for why no ready node is then forgotten).
+/// How long a runner may spend on one batch before it hands the attempts
+/// it has not polled yet to a task of their own, which an idle worker can
+/// steal: a batch must not hold short tasks back behind a long one.
+const HAND_OFF_AFTER: Duration = Duration::from_micros(50);
+
+/// An attempt a runner polled to its end: when it began and ended.
+struct Ran<T> {
+    node: u32,
+    result: Result<Arc<T>, TaskError>,
+    began: Instant,
+    /// The clock reading after it, taken before the next attempt (or at the
+    /// next lock acquisition, for the last of a batch).
+    ended: Option<Instant>,
+}
+
+/// A runner's attempts: begun and not yet polled, polled to their end and
+/// not yet recorded, and the box of the last one that finished, kept for
+/// the next body (see [`BodyFuture`]).
+struct Batch<T> {
+    begun: Vec<AttemptStart<T>>,
+    ran: Vec<Ran<T>>,
+    spare: Option<BodyFuture<T>>,
+}
+
+impl<T> Batch<T> {
+    fn new(begun: Vec<AttemptStart<T>>) -> Self {
+        Batch {
+            ran: Vec::with_capacity(begun.len().max(MAX_BATCH)),
+            begun,
+            spare: None,
+        }
+    }
+}
+
+/// A runner: takes a batch of ready nodes per lock acquisition (see
+/// `Core::next_attempts`) and polls each attempt inline. An attempt done
+/// in its first poll (the common case of a short body) costs no task of its
+/// own, and finishing a batch, releasing its dependents and taking the next
+/// batch share one lock acquisition. An attempt that returns `Pending`
+/// moves to a task of its own ([`drive`]) and the runner goes on. It leaves
+/// when no node is ready (see `core.rs` for why no ready node is then
+/// forgotten).
 async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
-    let mut finished: Option<(u32, Result<Arc<T>, TaskError>)> = None;
+    let mut batch = Batch::new(Vec::with_capacity(MAX_BATCH));
     let mut budget = RUNNER_BUDGET;
     loop {
         let now = Instant::now();
         let mut fx = Effects::default();
-        let next = {
+        let more = {
             let mut core = shared.lock();
-            if let Some((i, result)) = finished.take() {
-                fx.retry = core.finish_attempt(i, result, now, &mut fx).map(|d| (i, d));
-            }
-            if budget == 0 {
-                None
+            record(&mut core, &mut batch, now, &mut fx);
+            if !batch.begun.is_empty() {
+                Some(true)
+            } else if budget > 0 {
+                Some(core.next_attempts(now, lane::current(), &mut batch.begun))
             } else {
-                Some(core.next_attempt(now, lane::current()))
+                None
             }
         };
         shared.apply(fx);
-        let Some(next) = next else {
-            budget = RUNNER_BUDGET;
-            crate::yield_now().await;
-            continue;
-        };
-        let Some(start) = next else { return };
-        budget -= 1;
-        let i = start.node;
-        let mut attempt = shared.attempt(start);
-        match futures_util::poll!(&mut attempt) {
-            Poll::Ready(result) => finished = Some((i, result)),
-            Poll::Pending => shared.drive_apart(i, Resume::Attempt(attempt)),
+        match more {
+            None => {
+                budget = RUNNER_BUDGET;
+                crate::yield_now().await;
+            }
+            Some(false) => return,
+            Some(true) => {
+                budget = budget.saturating_sub(batch.begun.len());
+                in_context(|cx| poll_batch(&shared, &mut batch, now, cx)).await;
+            }
         }
+    }
+}
+
+/// Polls each begun attempt of `batch` (begun at `now`) once, in order,
+/// into `batch.ran`; those not done move to drivers. It stops after an
+/// attempt that failed, so that the failure is recorded (and, fail-fast,
+/// cancels the rest) before the next attempt starts, as without batches.
+/// If the batch has run longer than [`HAND_OFF_AFTER`], the attempts left
+/// go to a task of their own. A plain function taking the caller's context (not an `async fn`):
+/// it spawns [`run_apart`], which calls it, and a recursive `async fn`
+/// would not be provably `Send`.
+fn poll_batch<T: Send + Sync + 'static>(
+    shared: &Arc<Shared<T>>,
+    batch: &mut Batch<T>,
+    mut now: Instant,
+    cx: &mut Context<'_>,
+) {
+    let hand_off_at = now + HAND_OFF_AFTER;
+    let mut starts = batch.begun.drain(..);
+    let mut first = true;
+    while let Some(start) = starts.next() {
+        if !first {
+            now = Instant::now();
+            if let Some(last) = batch.ran.last_mut() {
+                last.ended.get_or_insert(now);
+            }
+            if now > hand_off_at {
+                let rest = std::iter::once(start).chain(starts).collect();
+                crate::spawn(run_apart(Arc::clone(shared), rest)).detach();
+                return;
+            }
+        }
+        first = false;
+        let i = start.node;
+        let mut attempt = shared.attempt(start, &mut batch.spare);
+        match Pin::new(&mut attempt).poll(cx) {
+            Poll::Ready(result) => {
+                let failed = result.is_err();
+                batch.ran.push(Ran {
+                    node: i,
+                    result: result.map(|out| shared.share(out)),
+                    began: now,
+                    ended: None,
+                });
+                if let Attempt::Running { body, .. } = attempt {
+                    batch.spare = Some(body);
+                }
+                if failed {
+                    // Rare: the rest waits for the failure to be recorded.
+                    let rest: Vec<_> = starts.collect();
+                    batch.begun.extend(rest);
+                    return;
+                }
+            }
+            Poll::Pending => shared.drive_apart(i, Resume::Attempt(attempt), Some(now)),
+        }
+    }
+}
+
+/// Runs attempts a runner handed off (see [`poll_batch`]) and records them.
+async fn run_apart<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, begun: Vec<AttemptStart<T>>) {
+    let mut batch = Batch::new(begun);
+    while !batch.begun.is_empty() {
+        in_context(|cx| poll_batch(&shared, &mut batch, Instant::now(), cx)).await;
+        let mut fx = Effects::default();
+        record(&mut shared.lock(), &mut batch, Instant::now(), &mut fx);
+        shared.apply(fx);
+    }
+}
+
+/// Calls `f` once with the current task's context.
+async fn in_context(f: impl FnOnce(&mut Context<'_>)) {
+    let mut f = Some(f);
+    std::future::poll_fn(|cx| {
+        if let Some(f) = f.take() {
+            f(cx);
+        }
+        Poll::Ready(())
+    })
+    .await
+}
+
+/// Records the attempts a runner polled to their end (the last ended at
+/// `now`): their outputs or failures, and the retries due. Then drops the
+/// begun attempts of tasks that ended meanwhile (cancelled, or fail-fast
+/// after a failure of the batch): they do not start.
+fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Effects) {
+    for r in batch.ran.drain(..) {
+        core.began_at(r.node, r.began);
+        let ended = r.ended.unwrap_or(now);
+        if let Some(delay) = core.finish_attempt(r.node, r.result, ended, fx) {
+            fx.retries.push((r.node, delay));
+        }
+    }
+    if !batch.begun.is_empty() {
+        batch.begun.retain(|start| core.still_running(start.node));
     }
 }
 
@@ -332,14 +499,17 @@ enum Resume<T> {
 async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut resume: Resume<T>) {
     loop {
         let result = match resume {
-            Resume::Attempt(attempt) => attempt.await,
+            Resume::Attempt(attempt) => attempt.await.map(|out| shared.share(out)),
             Resume::Backoff(delay) => {
                 crate::time::sleep(delay).await;
                 let begun = shared
                     .lock()
                     .retry_attempt(i, Instant::now(), lane::current());
                 match begun {
-                    Ok(start) => shared.attempt(start).await,
+                    Ok(start) => {
+                        let attempt = shared.attempt(start, &mut None);
+                        attempt.await.map(|out| shared.share(out))
+                    }
                     Err(fx) => return shared.apply(fx),
                 }
             }
@@ -361,20 +531,19 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
 /// hand it to a driver task if it is not done.
 enum Attempt<T> {
     Running {
-        body: BoxFuture<'static, Result<T, BoxError>>,
+        body: BodyFuture<T>,
         /// The timeout's timer and length.
         deadline: Option<(Sleep, Duration)>,
-        /// The `tracing` span of this attempt, entered while it is polled.
-        span: tracing::Span,
+        /// The `tracing` span of this attempt, entered while it is polled
+        /// (`None` if no subscriber wants it).
+        span: Option<tracing::Span>,
     },
     /// Ended before its first poll (the body panicked building its future).
     Over(Option<TaskError>),
 }
 
-/// The output comes boxed in its `Arc` here, outside the core's lock, which
-/// keeps the allocation out of the critical section.
 impl<T> Future for Attempt<T> {
-    type Output = Result<Arc<T>, TaskError>;
+    type Output = Result<T, TaskError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.get_mut() {
@@ -384,11 +553,9 @@ impl<T> Future for Attempt<T> {
                 deadline,
                 span,
             } => {
-                let _entered = span.enter();
+                let _entered = span.as_ref().map(tracing::Span::enter);
                 match panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
-                    Ok(Poll::Ready(result)) => {
-                        return Poll::Ready(result.map(Arc::new).map_err(TaskError::from))
-                    }
+                    Ok(Poll::Ready(result)) => return Poll::Ready(result.map_err(TaskError::from)),
                     Ok(Poll::Pending) => {}
                     Err(payload) => return Poll::Ready(Err(panic_error(payload))),
                 }

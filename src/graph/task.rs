@@ -1,17 +1,64 @@
 //! [`Task`]: a task's id, dependencies, body and options, before it is added
 //! to a graph.
 
+use std::any::Any;
 use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
-
-use futures_util::future::BoxFuture;
 
 use super::{BoxError, Demand, Inputs, RetryPolicy, TaskId};
 
-/// A re-runnable task body: called once per attempt. Boxed rather than
-/// `Arc`ed: a closure capturing nothing then costs no allocation.
+/// A re-runnable task body: called once per attempt with its inputs and a
+/// spare box (see [`BodyFuture`]). Boxed rather than `Arc`ed: a closure
+/// capturing nothing then costs no allocation.
 pub(crate) type Body<T> =
-    Box<dyn Fn(Inputs<T>) -> BoxFuture<'static, Result<T, BoxError>> + Send + Sync>;
+    Box<dyn Fn(Inputs<T>, &mut Option<BodyFuture<T>>) -> BodyFuture<T> + Send + Sync>;
+
+/// The future of one attempt, boxed. A runner keeps the box of an attempt
+/// that finished and offers it to the next body it calls: if that body's
+/// future has the same type (tasks made by one closure, the common case of
+/// a generated graph), it moves into that box instead of a new one, and an
+/// allocation and a free per task are saved. What the finished future
+/// still held is dropped then (a finished `async` block holds nothing).
+pub(crate) type BodyFuture<T> = Pin<Box<dyn Refill<T>>>;
+
+/// A body's future whose box can take another future of its own type.
+pub(crate) trait Refill<T>: Future<Output = Result<T, BoxError>> + Send {
+    /// Moves the future out of `next` (an `Option` of this type) into this
+    /// box, dropping the one here, if `next` has this type; says whether.
+    fn refill(self: Pin<&mut Self>, next: &mut dyn Any) -> bool;
+}
+
+impl<T, Fut> Refill<T> for Fut
+where
+    Fut: Future<Output = Result<T, BoxError>> + Send + 'static,
+{
+    fn refill(mut self: Pin<&mut Self>, next: &mut dyn Any) -> bool {
+        match next.downcast_mut::<Option<Fut>>().and_then(Option::take) {
+            Some(fut) => {
+                self.set(fut);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// `fut` boxed: in `spare` if that box takes it, otherwise in a new box
+/// (and a spare of another type stays where it is).
+fn boxed<T, Fut>(fut: Fut, spare: &mut Option<BodyFuture<T>>) -> BodyFuture<T>
+where
+    Fut: Future<Output = Result<T, BoxError>> + Send + 'static,
+{
+    let mut next = Some(fut);
+    if let Some(mut reused) = spare.take() {
+        if reused.as_mut().refill(&mut next) {
+            return reused;
+        }
+        *spare = Some(reused);
+    }
+    Box::pin(next.expect("a box that refused the future left it"))
+}
 
 /// A task to add to a [`Graph`](super::Graph): an id, the ids it depends on,
 /// a body, and options (retries, timeout).
@@ -62,7 +109,7 @@ impl<T: Send + Sync + 'static> Task<T> {
         Task {
             id: id.into(),
             deps: Vec::new(),
-            body: Box::new(move |inputs| Box::pin(body(inputs))),
+            body: Box::new(move |inputs, spare| boxed(body(inputs), spare)),
             retry: RetryPolicy::default(),
             timeout: None,
             priority: 0,
