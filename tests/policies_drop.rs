@@ -28,7 +28,8 @@ fn drop_from_blocked_worker_drops_everything(ex: Executor) {
             let (guard, parked_tx) = (drops.guard(), parked_tx.clone());
             task::Builder::new()
                 .priority(priority)
-                .spawn_on(&ex, async move {
+                .on(&ex)
+                .spawn(async move {
                     let _guard = guard;
                     parked_tx.send(()).unwrap();
                     pending::<()>().await;
@@ -56,7 +57,8 @@ fn drop_from_blocked_worker_drops_everything(ex: Executor) {
             let (guard, started) = (drops.guard(), started.clone());
             task::Builder::new()
                 .priority(priority)
-                .spawn_on(&ex, async move {
+                .on(&ex)
+                .spawn(async move {
                     let _guard = guard;
                     started.fetch_add(1, SeqCst);
                 })
