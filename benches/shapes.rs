@@ -522,6 +522,13 @@ fn profile(spec: &str) {
 fn profile_shape<S: Shape>(executor: &str, threads: usize, iterations: usize) {
     match executor {
         "fastexec" => profile_rt::<S, Fastexec>(threads, iterations),
+        "fastexec_spawn_after" => {
+            let run = S::COMPLETIONS
+                .unwrap_or_else(|| panic!("{} has no fastexec_spawn_after variant", S::NAME));
+            let rt = Fastexec::start(threads);
+            (0..iterations).for_each(|_| run(&rt));
+            rt.shutdown();
+        }
         "tokio" => profile_rt::<S, Tokio>(threads, iterations),
         "async-executor" => profile_rt::<S, AsyncEx>(threads, iterations),
         "static-executor" => profile_rt::<S, StaticEx>(threads, iterations),

@@ -85,6 +85,15 @@ impl<T: Send + Sync + 'static> Completion<T> {
         self.node.outcome()
     }
 
+    /// How many waiter slots the task's completion state holds: the most
+    /// dependents and pending awaiters it had at once (a dropped awaiter's
+    /// slot is reused), zero once it finished. Not part of the stable API:
+    /// tests use it to check that dropped awaiters leave nothing behind.
+    #[doc(hidden)]
+    pub fn waiter_slots(&self) -> usize {
+        self.node.waiter_slots()
+    }
+
     /// Cancels the task. A running task's future is dropped (after its
     /// current poll); a dependent that has not started never will. Its
     /// completion then reports [`CompletionError::Cancelled`] and its

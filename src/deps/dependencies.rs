@@ -9,6 +9,7 @@ use super::completion::Completion;
 use super::error::CompletionError;
 use super::node::{Dependent, Node, Register, Registration};
 use super::spawn::{catching, spawn_producer};
+use crate::context;
 use crate::executor::Shared;
 use crate::sync::{lock, AtomicUsize, Mutex, Ordering::AcqRel};
 use crate::task::builder::Options;
@@ -302,7 +303,13 @@ where
     // through.
     let membership = member.take();
     let future = catching(async move { body(outputs).await });
-    spawn_producer(&shared, node, future, membership.clone(), None, &options);
+    // Released on one of the executor's workers (nearly always: the last
+    // dependency finished in a task there), the task is that worker's
+    // spawn, as if a task had spawned it: counted on the worker's own
+    // counters and pushed to its ring. Elsewhere it is an outside spawn.
+    let worker = context::worker_of(&shared);
+    let worker = worker.as_deref();
+    spawn_producer(&shared, node, future, membership.clone(), worker, &options);
     member.restore(membership);
 }
 
@@ -343,7 +350,7 @@ where
             body,
             shared,
             options,
-            member: MemberGuard::enter(crate::context::membership()),
+            member: MemberGuard::enter(context::membership()),
         })),
     };
     let node = Arc::new(Node::with_pending(name, pending));

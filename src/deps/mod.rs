@@ -49,7 +49,9 @@
 //! fails each dependent at once. Cost: O(out-degree) per finished task, one
 //! list entry per edge (the first two inline in the node), no future, task
 //! or waker per edge, and nothing scans for ready tasks. Plain `.await`s of
-//! a completion put a waker in the same list.
+//! a completion put a waker in the same list; an awaiter dropped before the
+//! end frees its slot for the next waiter, so the list never outgrows the
+//! most waiters present at once.
 //!
 //! # Protocol (why no release is lost or doubled)
 //!

@@ -75,17 +75,83 @@ pub(crate) struct Node<T, P: ?Sized = dyn Tail> {
     pub(crate) pending: P,
 }
 
-/// A node's waiters.
-type Waiters = SmallVec<[Waiter; 2]>;
-
 /// Something waiting for a node to finish.
 enum Waiter {
     /// A dependent to release.
     Dependent(Arc<dyn Dependent>),
     /// An awaiter to wake; its handle remembers the index.
     Waker(Waker),
-    /// An awaiter that went away.
-    Gone,
+    /// A free slot, left by an awaiter that went away: the next free one
+    /// is at this index, if any.
+    Vacant(Option<usize>),
+}
+
+/// The storage of [`Waiters`].
+type Slots = SmallVec<[Waiter; 2]>;
+
+/// A node's waiters: dependents and awaiters' wakers, in one list. A node
+/// has few, and the first two are stored inline (no allocation for a DAG
+/// node with up to two dependents).
+///
+/// An awaiter's index is its key, so entries never move; the slot of an
+/// awaiter that goes away joins a free list and the next waiter takes it.
+/// The list is thus as long as the most waiters ever present at once, not
+/// as the number of awaiters over the node's life (a loop polling and
+/// dropping completion futures, in a `select!` or under a timeout, reuses
+/// one slot).
+#[derive(Default)]
+struct Waiters {
+    slots: Slots,
+    /// The first vacant slot.
+    free: Option<usize>,
+}
+
+impl Waiters {
+    /// Adds `waiter`, in a vacant slot if there is one; returns its index.
+    #[inline(always)]
+    fn insert(&mut self, waiter: Waiter) -> usize {
+        match self.free {
+            None => {
+                self.slots.push(waiter);
+                self.slots.len() - 1
+            }
+            Some(key) => self.reuse(key, waiter),
+        }
+    }
+
+    /// Puts `waiter` in vacant slot `key`, the head of the free list.
+    fn reuse(&mut self, key: usize, waiter: Waiter) -> usize {
+        let slot = &mut self.slots[key];
+        let Waiter::Vacant(next) = *slot else {
+            unreachable!("the free list holds only vacant slots")
+        };
+        self.free = next;
+        *slot = waiter;
+        key
+    }
+
+    /// Frees slot `key` if it holds a waker (an awaiter's, going away).
+    /// After the node closed the list is empty, and this does nothing.
+    fn remove_waker(&mut self, key: usize) {
+        if let Some(slot @ Waiter::Waker(_)) = self.slots.get_mut(key) {
+            *slot = Waiter::Vacant(self.free.replace(key));
+        }
+    }
+
+    /// The waker in slot `key`, if it holds one.
+    fn waker_mut(&mut self, key: usize) -> Option<&mut Waker> {
+        match self.slots.get_mut(key) {
+            Some(Waiter::Waker(waker)) => Some(waker),
+            _ => None,
+        }
+    }
+
+    /// Empties the list, for the node's closing: its slots, vacant ones
+    /// included (the free list goes with them).
+    fn take(&mut self) -> Slots {
+        self.free = None;
+        std::mem::take(&mut self.slots)
+    }
 }
 
 /// The part of a node that changes while it is pending.
@@ -97,11 +163,7 @@ struct Waiting {
     /// The node was closed by [`Node::abort`].
     aborted: bool,
     name: Option<Arc<str>>,
-    /// Dependents and awaiters' wakers, in one list: a node has few, and
-    /// the first two are stored inline (no allocation for a DAG node with
-    /// up to two dependents). An awaiter's index is its key, so entries are
-    /// never moved or reused: a dropped awaiter leaves a `Gone` until the
-    /// node finishes.
+    /// Dependents and awaiters' wakers.
     waiters: Waiters,
     /// The running task, for `abort`; `None` before it is spawned and after
     /// the node is closed.
@@ -109,12 +171,15 @@ struct Waiting {
 }
 
 impl<T, P: ?Sized> Node<T, P> {
-    /// Removes a waker left by a dropped awaiter.
+    /// Removes a waker left by a dropped awaiter, freeing its slot.
     pub(crate) fn forget_waker(&self, key: usize) {
-        let mut waiting = lock(&self.waiting);
-        if let Some(waiter) = waiting.waiters.get_mut(key) {
-            *waiter = Waiter::Gone;
-        }
+        lock(&self.waiting).waiters.remove_waker(key);
+    }
+
+    /// How many slots the waiter list has (live waiters plus free slots):
+    /// the most waiters it has held at once. Zero once the node finished.
+    pub(crate) fn waiter_slots(&self) -> usize {
+        lock(&self.waiting).waiters.slots.len()
     }
 }
 
@@ -186,7 +251,7 @@ impl<T: Send + Sync + 'static, P: ?Sized> Node<T, P> {
         let (waiters, task) = {
             let mut waiting = lock(&self.waiting);
             waiting.closed = true;
-            (std::mem::take(&mut waiting.waiters), waiting.task.take())
+            (waiting.waiters.take(), waiting.task.take())
         };
         // Our own task's handle: dropping it detaches the task.
         drop(task);
@@ -241,12 +306,11 @@ impl<T: Send + Sync + 'static, P: ?Sized> Node<T, P> {
             drop(waiting);
             return Poll::Ready(unstored(self.closed_outcome()));
         }
-        match key.and_then(|k| waiting.waiters.get_mut(k)) {
-            Some(Waiter::Waker(waker)) => waker.clone_from(cx.waker()),
-            _ => {
-                *key = Some(waiting.waiters.len());
-                waiting.waiters.push(Waiter::Waker(cx.waker().clone()));
-            }
+        // A handle frees its slot only when it drops, so slot `key` is
+        // still this handle's.
+        match key.and_then(|k| waiting.waiters.waker_mut(k)) {
+            Some(waker) => waker.clone_from(cx.waker()),
+            None => *key = Some(waiting.waiters.insert(Waiter::Waker(cx.waker().clone()))),
         }
         Poll::Pending
     }
@@ -271,7 +335,7 @@ impl<T: Send + Sync + 'static, P: ?Sized> Node<T, P> {
         }
         let mut waiting = lock(&self.waiting);
         if !waiting.closed {
-            waiting.waiters.push(Waiter::Dependent(dependent.clone()));
+            waiting.waiters.insert(Waiter::Dependent(dependent.clone()));
             return Registration::Waiting;
         }
         drop(waiting);
@@ -281,7 +345,7 @@ impl<T: Send + Sync + 'static, P: ?Sized> Node<T, P> {
 
 /// The waiters of a node that just finished, and how it finished.
 struct Released {
-    waiters: Waiters,
+    waiters: Slots,
     failure: Option<CompletionError>,
 }
 
@@ -319,7 +383,7 @@ fn release(first: Released) {
                     waker.wake();
                     continue;
                 }
-                Waiter::Gone => continue,
+                Waiter::Vacant(_) => continue,
             };
             // A dependent's drop glue (user code) may panic; release the
             // others first so that none is left waiting forever.

@@ -1,0 +1,90 @@
+//! Awaiters of a completion that go away before it finishes (a completion
+//! future polled and dropped, as in a `select!` or under a timeout) leave no
+//! slot behind: the next awaiter or dependent takes it.
+
+mod support;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use fastexec::{Completion, Executor};
+use support::{executor, spin_until, with_timeout, CountingWake, Gate};
+
+/// Polls `completion` once with a waker counting its wakes; it must pend.
+fn poll_pending(completion: &mut Completion<()>) -> Arc<CountingWake> {
+    let wake = Arc::new(CountingWake::default());
+    let waker = Waker::from(wake.clone());
+    let poll = Pin::new(completion).poll(&mut Context::from_waker(&waker));
+    assert!(matches!(poll, Poll::Pending), "the gate is still closed");
+    wake
+}
+
+/// A task on `ex` that finishes once the gate opens.
+fn gated_task(ex: &Executor) -> (Gate, Completion<()>) {
+    let gate = Gate::new();
+    let opened = gate.clone();
+    (
+        gate,
+        ex.spawn_completion(async move { opened.wait().await }),
+    )
+}
+
+#[test]
+fn polling_and_dropping_awaiters_in_a_loop_keeps_one_slot() {
+    with_timeout(|| {
+        let ex = executor(1);
+        let (gate, task) = gated_task(&ex);
+        for _ in 0..10_000 {
+            let mut awaiter = task.clone();
+            poll_pending(&mut awaiter);
+            drop(awaiter);
+        }
+        assert_eq!(
+            task.waiter_slots(),
+            1,
+            "each dropped awaiter freed its slot"
+        );
+        gate.open();
+        ex.block_on(task.clone()).expect("the task succeeds");
+        assert_eq!(task.waiter_slots(), 0, "a finished node keeps no waiters");
+    });
+}
+
+#[test]
+fn a_freed_slot_serves_the_next_awaiter_and_dependent() {
+    with_timeout(|| {
+        let ex = executor(1);
+        let (gate, task) = gated_task(&ex);
+        let (mut first, mut second, mut third) = (task.clone(), task.clone(), task.clone());
+        let first_wakes = poll_pending(&mut first);
+        let second_wakes = poll_pending(&mut second);
+        drop(first);
+        let third_wakes = poll_pending(&mut third);
+        drop(second);
+        let dependent = ex.spawn_after(&task, |_| async { "released" });
+        assert_eq!(
+            task.waiter_slots(),
+            2,
+            "the third awaiter and the dependent reused slots"
+        );
+
+        gate.open();
+        let output = ex.block_on(dependent).expect("the dependent runs");
+        assert_eq!(*output, "released");
+        assert!(
+            spin_until(|| third_wakes.count() == 1),
+            "the live awaiter is woken"
+        );
+        assert_eq!(
+            (first_wakes.count(), second_wakes.count()),
+            (0, 0),
+            "dropped awaiters are not"
+        );
+        assert!(matches!(
+            Pin::new(&mut third).poll(&mut Context::from_waker(Waker::noop())),
+            Poll::Ready(Ok(_))
+        ));
+    });
+}
