@@ -64,10 +64,6 @@ use std::sync::Arc;
 /// does not fall into step with periodic task patterns.
 pub(crate) const GLOBAL_INTERVAL: u32 = 61;
 
-/// Times a worker with nothing to do yields its core, looking at the queues
-/// after each, before it parks.
-const YIELDS_BEFORE_PARKING: usize = 8;
-
 /// LIFO-slot tasks run in a row before the ring gets a turn.
 pub(crate) const MAX_LIFO_STREAK: u32 = 3;
 
@@ -317,9 +313,6 @@ impl Worker {
     /// is due, and the next worker to park takes the role. So timers need no
     /// thread of their own, and the role migrates between idle workers.
     pub(crate) fn park(&self) {
-        if self.work_appears_soon() {
-            return;
-        }
         let idle = self.shared.idle();
         let was_searching = self.searching.replace(false);
         if idle.transition_to_parked(self.index, was_searching) && self.shared.has_visible_work() {
@@ -342,19 +335,6 @@ impl Worker {
             self.shared.release_timer_role();
             self.shared.fire_due_timers();
         }
-    }
-
-    /// Yields the CPU a few times, looking at the queues in between, before
-    /// going to sleep. A producer that posts tasks about as fast as this
-    /// worker runs them would otherwise put it to sleep and wake it (a futex
-    /// call on each side) every few tasks. Yielding rather than spinning
-    /// lets that producer have the core. Only reads: the caller looks for
-    /// work again through the normal search if this sees some.
-    fn work_appears_soon(&self) -> bool {
-        (0..YIELDS_BEFORE_PARKING).any(|_| {
-            std::thread::yield_now();
-            self.shared.has_visible_work() || self.shared.is_shutdown()
-        })
     }
 
     /// How long the timer holder may sleep; `None` for an unbounded park.
