@@ -7,6 +7,14 @@
 //! (graph built and run, report taken), from the counting allocator in `common/alloc.rs`.
 //!
 //!     cargo bench --bench graph -- [FILTER] [--warm-up-time 1 --measurement-time 3]
+//!
+//! `GRAPH_PROFILE=shape/threads/runs` (shape: `lattice`, `fan` or `chain`) instead runs the
+//! shape's graph `runs` times outside criterion, each built untimed on the main thread, and
+//! prints the min and median ns per node of the runs; under `valgrind --tool=callgrind
+//! --separate-threads=yes` the worker thread's total divided by `runs * nodes` is the
+//! instructions per node that BENCHMARKS.md quotes:
+//!
+//!     GRAPH_PROFILE=lattice/1/10 cargo bench --bench graph
 
 mod common;
 
@@ -159,6 +167,9 @@ fn measure_peak(f: impl FnOnce()) -> isize {
 }
 
 fn main() {
+    if let Ok(spec) = std::env::var("GRAPH_PROFILE") {
+        return profile(&spec);
+    }
     let mut c = Criterion::default().configure_from_args();
     if !std::env::args().any(|a| a == "--list" || a == "--test") {
         print_memory();
@@ -167,4 +178,44 @@ fn main() {
     bench_graph::<FanOutIn>(&mut c);
     bench_graph::<Chain>(&mut c);
     c.final_summary();
+}
+
+/// `GRAPH_PROFILE=shape/threads/runs`: see the module docs.
+fn profile(spec: &str) {
+    let parts: Vec<&str> = spec.split('/').collect();
+    let [shape, threads, runs] = parts[..] else {
+        panic!("GRAPH_PROFILE={spec:?}: expected shape/threads/runs");
+    };
+    let threads: usize = threads
+        .parse()
+        .expect("GRAPH_PROFILE threads: a whole number");
+    let runs: usize = runs.parse().expect("GRAPH_PROFILE runs: a whole number");
+    match shape {
+        "lattice" => profile_shape::<Lattice>(threads, runs),
+        "fan" => profile_shape::<FanOutIn>(threads, runs),
+        "chain" => profile_shape::<Chain>(threads, runs),
+        _ => panic!("GRAPH_PROFILE: unknown shape {shape:?} (lattice, fan or chain)"),
+    }
+}
+
+fn profile_shape<S: GraphShape>(threads: usize, runs: usize) {
+    let rt = Fastexec::start(threads);
+    let mut ns_per_node: Vec<f64> = (0..runs.max(1))
+        .map(|_| {
+            let ran = Arc::new(AtomicUsize::new(0));
+            let built = (build::<S>(&ran), ran);
+            let start = std::time::Instant::now();
+            run_graph::<S>(&rt, built);
+            start.elapsed().as_nanos() as f64 / S::NODES as f64
+        })
+        .collect();
+    rt.shutdown();
+    ns_per_node.sort_by(f64::total_cmp);
+    println!(
+        "{} at {threads} thread(s), {} runs: min {:.0} ns per node, median {:.0}",
+        S::NAME,
+        ns_per_node.len(),
+        ns_per_node[0],
+        ns_per_node[ns_per_node.len() / 2],
+    );
 }
