@@ -362,18 +362,23 @@ async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
     let mut batch = Batch::new(Vec::with_capacity(MAX_BATCH));
     let mut budget = RUNNER_BUDGET;
     loop {
-        let now = Instant::now();
         let mut fx = Effects::default();
-        let more = {
+        let (now, more) = {
             let mut core = shared.lock();
+            // Read under the lock: a runner descheduled between a clock
+            // read and the lock would otherwise start its next attempt at a
+            // stale time, earlier than transitions other runners recorded
+            // meanwhile (a task's start before its dependency's end).
+            let now = Instant::now();
             record(&mut core, &mut batch, now, &mut fx);
-            if !batch.begun.is_empty() {
+            let more = if !batch.begun.is_empty() {
                 Some(true)
             } else if budget > 0 {
                 Some(core.next_attempts(now, lane::current(), &mut batch.begun))
             } else {
                 None
-            }
+            };
+            (now, more)
         };
         shared.apply(fx);
         match more {
