@@ -203,18 +203,59 @@ impl Shared {
                 self, future, membership, worker, &options, None,
             );
         }
-        let future = TaskFuture::new(future, membership);
-        let executor = self.id;
-        let schedule = WithInfo(move |task: Runnable, info: ScheduleInfo| {
-            schedule_woken(executor, task, info.woken_while_running)
-        });
-        let (task, handle) = async_task::Builder::new().spawn(move |()| future, schedule);
+        let (task, handle) = self.build_plain(future, membership);
         self.ext.counters.count_spawn(worker);
         match worker {
             Some(worker) => worker.push_new(task),
             None => self.schedule_new(task),
         }
         JoinHandle::new(handle)
+    }
+
+    /// Builds `future` into a task of this executor, not yet queued: the
+    /// default path's task, whose schedule function holds only the id.
+    fn build_plain<F>(
+        &self,
+        future: F,
+        membership: Option<Arc<Membership>>,
+    ) -> (Runnable, async_task::Task<Result<F::Output, Failure>>)
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let future = TaskFuture::new(future, membership);
+        let executor = self.id;
+        let schedule = WithInfo(move |task: Runnable, info: ScheduleInfo| {
+            schedule_woken(executor, task, info.woken_while_running)
+        });
+        async_task::Builder::new().spawn(move |()| future, schedule)
+    }
+
+    /// Builds `future` into a task counted as spawned (and in the groups of
+    /// `membership`) but not queued: see [`Unstarted`].
+    pub(crate) fn build<F>(
+        self: &Arc<Self>,
+        future: F,
+        membership: Option<Arc<Membership>>,
+        worker: Option<&Worker>,
+    ) -> (Unstarted, JoinHandle<F::Output>)
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        if self.ext.decorates() {
+            let options = crate::task::builder::Options::default();
+            return crate::task::builder::build_decorated(
+                self, future, membership, worker, &options, None,
+            );
+        }
+        let (task, handle) = self.build_plain(future, membership);
+        self.ext.counters.count_spawn(worker);
+        let unstarted = Unstarted {
+            task,
+            executor: Some(self.id),
+        };
+        (unstarted, JoinHandle::new(handle))
     }
 
     /// Queues a new task: the back of this worker's ring, or the injector.
@@ -272,6 +313,45 @@ impl Shared {
 /// its small bins: buffers of a kilobyte or more (half a ring in one piece)
 /// made every overflow consolidate the allocator's free lists.
 const OVERFLOW_BATCH: usize = 32;
+
+/// A task built but not queued yet: a dependent whose dependencies have not
+/// all succeeded (see [`deps`](crate::deps)). It counts as spawned and in
+/// its task groups already; [`launch`](Unstarted::launch) queues it.
+/// Dropping it instead drops the task's future without polling it.
+pub(crate) struct Unstarted {
+    task: Runnable,
+    /// The executor of a default-path task, which is queued as a spawn;
+    /// `None` for a decorated one, which its schedule function queues (by
+    /// its priority, with its latency stamp).
+    executor: Option<u64>,
+}
+
+impl Unstarted {
+    /// A decorated task, queued by its own schedule function.
+    pub(crate) fn decorated(task: Runnable) -> Unstarted {
+        Unstarted {
+            task,
+            executor: None,
+        }
+    }
+
+    /// Queues the task as a spawn of this thread: on one of its executor's
+    /// workers (nearly always: the last dependency finished in a task there)
+    /// the back of that worker's ring, elsewhere the injector.
+    pub(crate) fn launch(self) {
+        let Some(id) = self.executor else {
+            return self.task.schedule();
+        };
+        let task = self.task;
+        context::with_worker(|worker| match worker {
+            Some(worker) if worker.shared().id == id => worker.push_new(task),
+            _ => match live::find(id) {
+                Some(shared) => shared.inject(task),
+                None => drop(task),
+            },
+        })
+    }
+}
 
 /// Queues a task of executor `id` that was woken: on one of that executor's
 /// workers, in its queues; elsewhere, in the executor's injector, or if the

@@ -8,12 +8,10 @@ use std::sync::Arc;
 use super::completion::Completion;
 use super::error::CompletionError;
 use super::node::{Dependent, Node, Register, Registration};
-use super::spawn::{catching, spawn_producer};
+use super::spawn::{build_producer, catching, start};
 use crate::context;
-use crate::executor::Shared;
-use crate::sync::{lock, AtomicUsize, Mutex, Ordering::AcqRel};
-use crate::task::builder::Options;
-use crate::task_group::MemberGuard;
+use crate::sync::Ordering::AcqRel;
+use crate::task::Builder;
 
 /// The dependencies a task can be spawned after, and the outputs it then
 /// receives, in the same order and shape:
@@ -215,124 +213,46 @@ tuple_dependencies!(2; A 0, B 1);
 tuple_dependencies!(3; A 0, B 1, C 2);
 tuple_dependencies!(4; A 0, B 1, C 2, D 3);
 
-/// What a task spawned with dependencies needs until it starts or fails,
-/// stored in its completion's node (one allocation per dependent).
-struct Pending<D, F> {
-    /// Dependencies not yet succeeded, plus one held by the spawner until it
-    /// has registered with all of them.
-    unmet: AtomicUsize,
-    /// Taken by whoever settles the dependent: the decrement to zero starts
-    /// it, the first failed dependency fails it. Both cannot happen (a failed
-    /// dependency never decrements), but two failures can race. Taking it
-    /// also drops the dependencies' handles, so a finished node does not
-    /// keep its upstream alive (nor make dropping a long chain recurse).
-    job: Mutex<Option<Job<D, F>>>,
-}
-
-/// What starting the task needs.
-struct Job<D, F> {
-    deps: D,
-    body: F,
-    shared: Arc<Shared>,
-    /// Its name and priority.
-    options: Options,
-    /// Counts the dependent in the spawner's task groups until it starts.
-    member: MemberGuard,
-}
-
-/// A dependent's node: its completion plus its [`Pending`] state.
-type DependentNode<D, F, T> = Node<T, Pending<D, F>>;
-
-impl<D, F, Fut> Dependent for DependentNode<D, F, Fut::Output>
-where
-    D: Held,
-    F: FnOnce(D::Outputs) -> Fut + Send + 'static,
-    Fut: Future + Send + 'static,
-    Fut::Output: Send + Sync + 'static,
-{
+impl<T: Send + Sync + 'static> Dependent for Node<T> {
     fn dependency_finished(self: Arc<Self>, failure: Option<&CompletionError>) {
         match failure {
-            None => met(self, 1),
+            None => met(&self, 1),
             Some(error) => fail(&self, error),
         }
     }
 }
 
 /// `n` more dependencies of `node` succeeded.
-fn met<D, F, Fut>(node: Arc<DependentNode<D, F, Fut::Output>>, n: usize)
-where
-    D: Held,
-    F: FnOnce(D::Outputs) -> Fut + Send + 'static,
-    Fut: Future + Send + 'static,
-    Fut::Output: Send + Sync + 'static,
-{
+fn met<T: Send + Sync + 'static>(node: &Node<T>, n: usize) {
     // AcqRel: every dependency's Release decrement is seen by the one that
-    // reaches zero, which then reads all the outputs (their `OnceLock`s
-    // order that too; this does not lean on it).
-    if node.pending.unmet.fetch_sub(n, AcqRel) == n {
-        start(node);
+    // reaches zero, whose task then reads all the outputs (their
+    // `OnceLock`s order that too; this does not lean on it).
+    if node.unmet.fetch_sub(n, AcqRel) == n {
+        // `None` if it was aborted while it waited.
+        if let Some(task) = node.take_unstarted() {
+            task.launch();
+        }
     }
 }
 
-/// Spawns the task of `node` with its dependencies' outputs.
-fn start<D, F, Fut>(node: Arc<DependentNode<D, F, Fut::Output>>)
-where
-    D: Held,
-    F: FnOnce(D::Outputs) -> Fut + Send + 'static,
-    Fut: Future + Send + 'static,
-    Fut::Output: Send + Sync + 'static,
-{
-    let Some(job) = lock(&node.pending.job).take() else {
-        return;
-    };
-    if node.is_closed() {
-        // Aborted while it waited.
-        return;
+/// A dependency of `node` failed with `error`: the task never starts. The
+/// first failure to arrive finishes the node, which drops its task
+/// unpolled; a later one changes nothing.
+fn fail<T: Send + Sync + 'static>(node: &Node<T>, error: &CompletionError) {
+    if !node.is_finished() {
+        node.finish(Err(error.upstream_of(node.label())));
     }
-    let Job {
-        deps,
-        body,
-        shared,
-        options,
-        mut member,
-    } = job;
-    let outputs = deps.outputs();
-    drop(deps);
-    // The spawn counts the task in its groups before the guard that counted
-    // the pending dependent leaves them: no gap for a `block_on` to slip
-    // through.
-    let membership = member.take();
-    let future = catching(async move { body(outputs).await });
-    // Released on one of the executor's workers (nearly always: the last
-    // dependency finished in a task there), the task is that worker's
-    // spawn, as if a task had spawned it: counted on the worker's own
-    // counters and pushed to its ring. Elsewhere it is an outside spawn.
-    let worker = context::worker_of(&shared);
-    let worker = worker.as_deref();
-    spawn_producer(&shared, node, future, membership.clone(), worker, &options);
-    member.restore(membership);
-}
-
-/// A dependency of `node` failed with `error`: the task never starts.
-fn fail<D, F, T>(node: &DependentNode<D, F, T>, error: &CompletionError)
-where
-    D: Held,
-    F: Send,
-    T: Send + Sync + 'static,
-{
-    let Some(job) = lock(&node.pending.job).take() else {
-        return;
-    };
-    node.finish(Err(error.upstream_of(node.label())));
-    drop(job);
 }
 
 /// Registers a task that runs `body` on the outputs of `deps` once they all
-/// succeeded, on `shared` with `options`, counted in the current task groups
-/// from now on; returns its node.
+/// succeeded, spawned by `builder` (its executor and options), counted in
+/// the current task groups from now on; returns its node.
+///
+/// The task is built at once (so it counts in the groups, and its number
+/// and hooks are those of this call), but queued only by the decrement
+/// that meets its last dependency.
 pub(crate) fn spawn_after_on<D, F, Fut>(
-    shared: Arc<Shared>,
-    options: Options,
+    builder: &Builder<'_>,
     deps: D,
     body: F,
 ) -> Arc<Node<Fut::Output>>
@@ -342,29 +262,14 @@ where
     Fut: Future + Send + 'static,
     Fut::Output: Send + Sync + 'static,
 {
-    let name = options.name().cloned();
-    let pending = Pending {
-        unmet: AtomicUsize::new(deps.count() + 1),
-        job: Mutex::new(Some(Job {
-            deps,
-            body,
-            shared,
-            options,
-            member: MemberGuard::enter(context::membership()),
-        })),
-    };
-    let node = Arc::new(Node::with_pending(name, pending));
-    let dependent: Arc<dyn Dependent> = node.clone();
+    let options = builder.options();
+    let node = Arc::new(Node::new(options.name().cloned(), deps.count() + 1));
     // Our own token, plus each dependency that had succeeded already.
     let mut met_already = 1;
     let mut failed = None;
     {
-        // Held while registering: a dependency failing meanwhile waits for
-        // it in `fail` (which takes no other lock first), and none can
-        // start the task, since our token is still out.
-        let job = lock(&node.pending.job);
-        let job = job.as_ref().expect("a new dependent has its job");
-        job.deps.each(&mut |dep| match dep.register(&dependent) {
+        let dependent: Arc<dyn Dependent> = node.clone();
+        deps.each(&mut |dep| match dep.register(&dependent) {
             Registration::Waiting => Continue(()),
             Registration::Succeeded => {
                 met_already += 1;
@@ -376,11 +281,20 @@ where
             }
         });
     }
-    drop(dependent);
-    match failed {
-        // Our token is never given back: the count cannot reach zero.
-        Some(error) => fail(&node, &error),
-        None => met(node.clone(), met_already),
+    if let Some(error) = failed {
+        // Our token is never given back: the count cannot reach zero. No
+        // task is built.
+        fail(&node, &error);
+        return node;
     }
+    let future = catching(start(deps, body));
+    let membership = context::membership();
+    let (unstarted, task) = builder.with_target(|shared, worker| {
+        build_producer(shared, &node, future, membership, worker, options)
+    });
+    // Outside `with_target`: if a dependency failed meanwhile, this drops
+    // the task, running its future's drop glue.
+    node.set_task(task, Some(unstarted));
+    met(&node, met_already);
     node
 }

@@ -40,30 +40,35 @@
 //!
 //! # Release by counting
 //!
-//! A dependent that has not started is its completion's node plus, in the
-//! same allocation, a counter of unmet dependencies, its dependencies'
-//! handles and its body. It is registered in each dependency's list of
-//! waiters; a dependency that finishes walks its list once, decrementing
-//! each dependent's counter, and the decrement that reaches zero spawns the
-//! dependent (one task, created only then). A failed dependency instead
-//! fails each dependent at once. Cost: O(out-degree) per finished task, one
-//! list entry per edge (the first two inline in the node), no future, task
-//! or waker per edge, and nothing scans for ready tasks. Plain `.await`s of
-//! a completion put a waker in the same list; an awaiter dropped before the
-//! end frees its slot for the next waiter, so the list never outgrows the
-//! most waiters present at once.
+//! A dependent is its completion's node, holding a counter of unmet
+//! dependencies, and its task, built by `spawn_after` but not queued: the
+//! task's future holds the dependencies' handles and the body. The node is
+//! registered in each dependency's list of waiters; a dependency that
+//! finishes walks its list once, decrementing each dependent's counter, and
+//! the decrement that reaches zero queues the dependent's task (on the
+//! releasing worker, as a spawn there would be). When first polled, the task reads its
+//! dependencies' outputs, drops their handles and calls the body. A failed
+//! dependency instead fails each dependent at once, which drops its task
+//! unpolled. Cost: two allocations per dependent (node and task), O(out-degree)
+//! per finished task, one list entry per edge (the first two inline in the
+//! node), no future, task or waker per edge, and nothing scans for ready
+//! tasks. Plain `.await`s of a completion put a waker in the same list; an
+//! awaiter dropped before the end frees its slot for the next waiter, so the
+//! list never outgrows the most waiters present at once.
 //!
 //! # Protocol (why no release is lost or doubled)
 //!
 //! Each completion's node has an outcome cell (a `OnceLock`, set once) and a
 //! small mutex-protected state: a `closed` flag, the waiters (dependents and
-//! wakers), the task's handle (for abort). The lock is never taken while a
-//! task is polled, only when a dependent registers, a task is spawned or
-//! finishes, or a handle is awaited.
+//! wakers), the task's handle (for abort) and, for a dependent not yet
+//! released, its task. The lock is never taken while a task is polled, only
+//! when a dependent registers, a task is built, released or finishes, or a
+//! handle is awaited.
 //!
-//! * **Finish**: store the outcome (the first finisher wins: a task and an
-//!   abort may race), then, under the lock, set `closed` and take the lists;
-//!   after unlocking, wake the wakers and release the dependents.
+//! * **Finish**: store the outcome (the first finisher wins: a task, an
+//!   abort and failing dependencies may race), then, under the lock, set
+//!   `closed` and take the lists and the unreleased task; after unlocking,
+//!   drop that task unpolled, wake the wakers and release the dependents.
 //! * **Register**: if the outcome is stored, use it at once without
 //!   registering; else, under the lock, if not `closed`, push the
 //!   dependent; if `closed`, use the outcome, which is stored before
@@ -73,25 +78,26 @@
 //! edge is handled exactly once: either it is in the list when the finisher
 //! takes it, or the registrar saw the outcome. The dependent's counter starts
 //! at the number of dependencies **plus one**, a token the spawner holds
-//! until it has registered with all of them (adding one for each dependency
-//! that had already succeeded); so the count cannot reach zero, and the
-//! task cannot start, while some dependency is still unregistered. Exactly
-//! one decrement reaches zero. A failed dependency never decrements, so a
-//! dependent with a failure never starts; it is failed by the first failure
-//! that reaches it (the job is taken under a lock, so a second failure finds
-//! nothing). The decrements are `AcqRel`: the one reaching zero sees every
-//! dependency's outcome. While the spawner registers, it holds the
-//! dependent's job lock; a dependency failing meanwhile waits for it in its
-//! failure path, which holds no other lock, so there is no lock cycle
-//! (finishing takes a node's own lock only to close it, and releases it
-//! before it touches any dependent).
+//! until it has registered with all of them and handed the node its task
+//! (then it gives the token back, adding one for each dependency that had
+//! already succeeded); so the count cannot reach zero, and no one can look
+//! for the task, before it is there. Exactly one decrement reaches zero; it
+//! takes the task under the lock, unless a finish (an abort) took it first.
+//! A failed dependency never decrements, so a dependent with a failure never
+//! starts; the first failure to reach it finishes it (a second finds it
+//! finished). If a dependency fails while the spawner registers, the node
+//! is finished before its task exists: the spawner, handing the task over,
+//! finds the node closed and drops the task instead. If a dependency had
+//! failed already, no task is built. The decrements are `AcqRel`: the one
+//! reaching zero sees every dependency's outcome, and the queue hands that
+//! on to the thread that polls the task. No lock is held while another is
+//! taken: finishing takes a node's own lock only to close it, and releases
+//! it before it touches any dependent.
 //!
 //! An abort and the task's end race through the same "first finisher
-//! wins"; an abort that finds no task handle yet (the dependent has not
-//! started, or is being spawned) finishes the node as cancelled and sets an
-//! `aborted` flag under the lock, so the spawner either sees the node
-//! closed before spawning, or aborts the new task when it hands over its
-//! handle.
+//! wins": an abort takes the handle and the unreleased task under the lock;
+//! it drops an unreleased task (whose guard finishes the node as cancelled)
+//! or aborts a queued or running one (whose future, when dropped, does).
 //!
 //! A failure propagates iteratively: while a thread releases dependents, the
 //! releases their failures trigger are queued (in thread-local state) and run
@@ -102,11 +108,10 @@
 //! # Task groups and cancellation
 //!
 //! A dependent counts in the task groups of the code that called
-//! `spawn_after` from that call on, not only once it starts: `block_on` and
+//! `spawn_after` from that call on, not only once it starts: its task is
+//! built (and so counted, as any spawn) by that call, and `block_on` and
 //! [`TaskGroup::wait`](crate::TaskGroup::wait) wait for dependents that have
-//! not started yet. When it starts, the spawn counts the task in again
-//! before the pending count is released. If its dependencies never finish,
-//! neither does the wait. [`Completion::abort`] cancels a running task or a
+//! not started yet. If its dependencies never finish, neither does the wait. [`Completion::abort`] cancels a running task or a
 //! dependent that has not started; a cancelled task group, an aborted
 //! [`JoinHandle`] behind `shared()`, or an executor being
 //! dropped all finish the completion as cancelled.
@@ -118,6 +123,7 @@ mod node;
 mod spawn;
 
 use std::future::Future;
+use std::sync::Arc;
 
 pub use completion::Completion;
 pub use dependencies::{Dependencies, Dependency};
@@ -162,7 +168,7 @@ impl Builder<'_> {
         T: Send + Sync + 'static,
         F: Future<Output = Result<T, spawn::Missing>> + Send + 'static,
     {
-        let node = Node::new(self.options().name().cloned());
+        let node = Arc::new(Node::new(self.options().name().cloned(), 0));
         let membership = context::membership();
         self.with_target(|shared, worker| {
             let (node, options) = (node.clone(), self.options());
@@ -198,10 +204,7 @@ impl Builder<'_> {
         Fut: Future + Send + 'static,
         Fut::Output: Send + Sync + 'static,
     {
-        let shared = self.with_target(|shared, _| shared.clone());
-        let options = self.options().clone();
-        let node = dependencies::spawn_after_on(shared, options, deps.hold(), body);
-        Completion::new(node)
+        Completion::new(dependencies::spawn_after_on(self, deps.hold(), body))
     }
 }
 

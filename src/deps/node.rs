@@ -11,8 +11,9 @@ use std::task::{Context, Poll, Waker};
 use smallvec::SmallVec;
 
 use super::error::{CompletionError, TaskLabel};
+use crate::executor::Unstarted;
 use crate::hooks::TaskId;
-use crate::sync::{lock, Mutex};
+use crate::sync::{lock, AtomicUsize, Mutex};
 use crate::task::JoinHandle;
 
 /// What awaiting a completion gives.
@@ -54,25 +55,19 @@ pub enum Registration {
     Failed(CompletionError),
 }
 
-/// What a node carries besides its completion state (see [`Node`]).
-pub trait Tail: Send + Sync {}
-
-impl<X: Send + Sync + ?Sized> Tail for X {}
-
 /// One completion's shared state.
-///
-/// `pending` is what a dependent needs until it starts (its counter, its
-/// dependencies and its body), stored in the same allocation as its
-/// completion; `()` for other tasks. Handles see it as `dyn Tail`.
-pub(crate) struct Node<T, P: ?Sized = dyn Tail> {
+pub(crate) struct Node<T> {
     /// Drawn from the same counter as [`TaskId`]s, so that the task's
     /// [`TaskMeta`](crate::task::TaskMeta), if it gets one, has the same.
     id: TaskId,
     /// Set once, by whoever finishes the task first (its producer, or an
     /// abort); read without a lock.
     outcome: OnceLock<Stored<T>>,
+    /// For a dependent: its dependencies not yet succeeded, plus one held
+    /// by the spawner until it has registered with all of them (see the
+    /// [module docs](super)). Unused by a task spawned at once.
+    pub(crate) unmet: AtomicUsize,
     waiting: Mutex<Waiting>,
-    pub(crate) pending: P,
 }
 
 /// Something waiting for a node to finish.
@@ -160,17 +155,19 @@ struct Waiting {
     /// Set, under the lock, right after `outcome`: from then on nothing is
     /// added to `waiters`.
     closed: bool,
-    /// The node was closed by [`Node::abort`].
-    aborted: bool,
     name: Option<Arc<str>>,
     /// Dependents and awaiters' wakers.
     waiters: Waiters,
-    /// The running task, for `abort`; `None` before it is spawned and after
-    /// the node is closed.
+    /// The task's handle, for `abort`; `None` before the task is built and
+    /// after the node is closed.
     task: Option<JoinHandle<()>>,
+    /// A dependent's task while it waits for its dependencies: taken by
+    /// whoever settles it, to queue it (the last dependency) or drop it
+    /// unpolled (a failure, an abort).
+    unstarted: Option<Unstarted>,
 }
 
-impl<T, P: ?Sized> Node<T, P> {
+impl<T> Node<T> {
     /// Removes a waker left by a dropped awaiter, freeing its slot.
     pub(crate) fn forget_waker(&self, key: usize) {
         lock(&self.waiting).waiters.remove_waker(key);
@@ -184,28 +181,20 @@ impl<T, P: ?Sized> Node<T, P> {
 }
 
 impl<T: Send + Sync + 'static> Node<T> {
-    /// A pending node with a fresh number, for a task spawned at once.
-    pub(crate) fn new(name: Option<Arc<str>>) -> Arc<Node<T>> {
-        Arc::new(Node::with_pending(name, ()))
-    }
-}
-
-impl<T, P> Node<T, P> {
-    /// A pending node with a fresh number, carrying `pending`.
-    pub(crate) fn with_pending(name: Option<Arc<str>>, pending: P) -> Node<T, P> {
+    /// A pending node with a fresh number, waiting for `unmet` dependencies
+    /// (plus the spawner's token: see [`Node::unmet`]).
+    pub(crate) fn new(name: Option<Arc<str>>, unmet: usize) -> Node<T> {
         Node {
             id: TaskId::next(),
             outcome: OnceLock::new(),
+            unmet: AtomicUsize::new(unmet),
             waiting: Mutex::new(Waiting {
                 name,
                 ..Waiting::default()
             }),
-            pending,
         }
     }
-}
 
-impl<T: Send + Sync + 'static, P: ?Sized> Node<T, P> {
     pub(crate) fn id(&self) -> TaskId {
         self.id
     }
@@ -234,61 +223,69 @@ impl<T: Send + Sync + 'static, P: ?Sized> Node<T, P> {
         }
     }
 
-    /// Whether the node has an outcome and released its waiters (for a
-    /// dependent about to start: it was aborted meanwhile).
-    pub(crate) fn is_closed(&self) -> bool {
-        lock(&self.waiting).closed
-    }
-
     /// Records the outcome and releases every waiter. Only the first call
     /// has an effect: a task that finishes after it was aborted, or an abort
-    /// after the task finished, changes nothing.
+    /// after the task finished, changes nothing. A dependent's task that
+    /// had not started is dropped unpolled.
     pub(crate) fn finish(&self, outcome: Outcome<T>) {
         let failure = outcome.as_ref().err().cloned();
         if self.outcome.set(outcome.map_err(Box::new)).is_err() {
             return;
         }
-        let (waiters, task) = {
+        let (waiters, task, unstarted) = {
             let mut waiting = lock(&self.waiting);
             waiting.closed = true;
-            (waiting.waiters.take(), waiting.task.take())
+            let task = waiting.task.take();
+            (waiting.waiters.take(), task, waiting.unstarted.take())
         };
-        // Our own task's handle: dropping it detaches the task.
+        // Dropping a task that never ran drops its future, whose guard
+        // finds the node finished and does nothing; then our own handle,
+        // which detaches the task.
+        drop(unstarted);
         drop(task);
         if !waiters.is_empty() {
             release(Released { waiters, failure });
         }
     }
 
-    /// Gives the node the handle of its task, for `abort`. If the node was
-    /// aborted while the task was being spawned, aborts the task now.
-    pub(crate) fn set_task(&self, mut task: JoinHandle<()>) {
+    /// Gives the node its task: the handle (for `abort`) and, for a
+    /// dependent, the task itself until it is released. Called before the
+    /// task can run; if the node was finished meanwhile (a dependency
+    /// failed while the spawner registered), drops the task unpolled.
+    pub(crate) fn set_task(&self, task: JoinHandle<()>, unstarted: Option<Unstarted>) {
         let mut waiting = lock(&self.waiting);
-        if waiting.aborted {
+        if waiting.closed {
             drop(waiting);
-            task.abort();
-        } else if !waiting.closed {
-            waiting.task = Some(task);
+            drop(unstarted);
+            return;
         }
-        // Closed by the task itself: dropping the handle detaches nothing.
+        waiting.task = Some(task);
+        waiting.unstarted = unstarted;
     }
 
-    /// Cancels the node's task: a spawned one is aborted (its producer then
-    /// finishes the node as cancelled when its future is dropped); one not
-    /// spawned yet is finished as cancelled at once, and a spawn racing with
-    /// this sees `aborted` in [`set_task`](Self::set_task) and aborts.
+    /// Takes a dependent's task for launching, unless the node finished
+    /// (failed or aborted) first.
+    pub(crate) fn take_unstarted(&self) -> Option<Unstarted> {
+        lock(&self.waiting).unstarted.take()
+    }
+
+    /// Cancels the node's task: a running one is aborted (its producer then
+    /// finishes the node as cancelled when its future is dropped); a
+    /// dependent's task that has not started is dropped unpolled, which
+    /// finishes the node as cancelled at once.
     pub(crate) fn abort(&self) {
-        let task = {
+        let (task, unstarted) = {
             let mut waiting = lock(&self.waiting);
-            if waiting.closed || waiting.aborted {
+            if waiting.closed {
                 return;
             }
-            waiting.aborted = true;
-            waiting.task.take()
+            (waiting.task.take(), waiting.unstarted.take())
         };
-        match task {
-            Some(mut task) => task.abort(),
-            None => self.finish(Err(CompletionError::Cancelled { task: self.label() })),
+        match (task, unstarted) {
+            (_, Some(unstarted)) => drop(unstarted),
+            (Some(mut task), None) => task.abort(),
+            // Aborted before: the task is being cancelled.
+            (None, None) => {}
         }
     }
 
@@ -323,7 +320,7 @@ impl<T: Send + Sync + 'static, P: ?Sized> Node<T, P> {
     }
 }
 
-impl<T: Send + Sync + 'static, P: ?Sized> Node<T, P> {
+impl<T: Send + Sync + 'static> Node<T> {
     /// See [`Register::register`].
     pub(crate) fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration {
         let registered = |outcome: &Stored<T>| match outcome {

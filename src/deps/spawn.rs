@@ -1,16 +1,19 @@
 //! The task behind a completion: a wrapper future that stores its output in
 //! the node, or, if it is dropped first, a cancellation.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use futures_util::FutureExt;
 
+use super::dependencies::Held;
 use super::error::CompletionError;
 use super::node::Node;
-use crate::executor::Shared;
+use crate::executor::{Shared, Unstarted};
 use crate::task::builder::Options;
 use crate::task::JoinHandle;
 use crate::task_group::Membership;
@@ -34,29 +37,127 @@ impl<T: Send + Sync + 'static> Drop for CancelOnDrop<T> {
     }
 }
 
-/// Runs `future` and stores what it gives in `node`.
-///
-/// Not an `async fn`: its body would create the guard only when first
-/// polled, and a task cancelled before that would leave the node pending.
-/// Built here, the guard is captured by the future from the start.
-fn produce<T, F>(node: Arc<Node<T>>, future: F) -> impl Future<Output = ()>
+pin_project_lite::pin_project! {
+    /// Runs `future` and stores what it gives in the node.
+    ///
+    /// A struct rather than an `async` block: the guard exists from the
+    /// start (a task cancelled before its first poll still finishes its
+    /// node), and the future is stored once (an `async` block would keep
+    /// both the captured future and the one it awaits).
+    struct Produce<T, F>
+    where
+        T: Send,
+        T: Sync,
+        T: 'static,
+    {
+        // Dropped first: the task's own state goes before its dependents
+        // hear of the cancellation.
+        #[pin]
+        future: F,
+        guard: CancelOnDrop<T>,
+    }
+}
+
+/// The task of `node`: `future`, then its outcome stored in `node`.
+fn produce<T, F>(node: Arc<Node<T>>, future: F) -> Produce<T, F>
 where
     T: Send + Sync + 'static,
     F: Future<Output = Result<T, Missing>>,
 {
-    let mut guard = CancelOnDrop(Some(node));
-    async move {
-        let result = future.await;
-        let node = guard.0.take().expect("the guard is disarmed only here");
+    Produce {
+        future,
+        guard: CancelOnDrop(Some(node)),
+    }
+}
+
+impl<T, F> Future for Produce<T, F>
+where
+    T: Send + Sync + 'static,
+    F: Future<Output = Result<T, Missing>>,
+{
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.project();
+        let result = std::task::ready!(this.future.poll(cx));
+        let node = this.guard.0.take().expect("a producer finishes once");
         let outcome = match result {
-            Ok(value) => Ok(Arc::new(value)),
+            Ok(value) => Ok(shared_output(value)),
             Err(Missing::Panic(payload)) => {
                 Err(CompletionError::from_panic(node.label(), &*payload))
             }
             Err(Missing::Cancelled) => Err(CompletionError::Cancelled { task: node.label() }),
         };
         node.finish(outcome);
+        Poll::Ready(())
     }
+}
+
+pin_project_lite::pin_project! {
+    /// A dependent's future: `body(outputs)` once its dependencies have
+    /// succeeded, which they have when the task is first polled. The
+    /// dependencies' handles are dropped then, so that a running task does
+    /// not keep its upstream alive (nor make dropping a long chain recurse).
+    #[project = StartProj]
+    pub(crate) enum Start<D, B, Fut> {
+        Waiting { job: Option<(D, B)> },
+        Running { #[pin] future: Fut },
+    }
+}
+
+/// The future of a task that runs `body` on the outputs of `deps`.
+pub(crate) fn start<D, B, Fut>(deps: D, body: B) -> Start<D, B, Fut>
+where
+    D: Held,
+    B: FnOnce(D::Outputs) -> Fut,
+    Fut: Future,
+{
+    Start::Waiting {
+        job: Some((deps, body)),
+    }
+}
+
+impl<D, B, Fut> Future for Start<D, B, Fut>
+where
+    D: Held,
+    B: FnOnce(D::Outputs) -> Fut,
+    Fut: Future,
+{
+    type Output = Fut::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Fut::Output> {
+        if let StartProj::Waiting { job } = self.as_mut().project() {
+            let (deps, body) = job.take().expect("a dependent starts once");
+            let outputs = deps.outputs();
+            drop(deps);
+            self.set(Start::Running {
+                future: body(outputs),
+            });
+        }
+        match self.project() {
+            StartProj::Running { future } => future.poll(cx),
+            StartProj::Waiting { .. } => unreachable!("set to running above"),
+        }
+    }
+}
+
+/// `value` as completions hand it out.
+///
+/// A `()` output carries nothing, and side-effect tasks (most of a DAG's
+/// nodes) give one: instead of allocating an `Arc<()>` per task, they all
+/// share one per thread. Two such completions' outputs are thus the same
+/// `Arc`, which no one can tell from two equal ones.
+fn shared_output<T: Send + Sync + 'static>(value: T) -> Arc<T> {
+    thread_local! {
+        static UNIT: Arc<dyn Any + Send + Sync> = Arc::new(());
+    }
+    if TypeId::of::<T>() == TypeId::of::<()>() {
+        // Fails only during this thread's exit (the cell is gone).
+        if let Ok(Ok(unit)) = UNIT.try_with(|unit| unit.clone().downcast::<T>()) {
+            return unit;
+        }
+    }
+    Arc::new(value)
 }
 
 /// `future`'s output, or its panic.
@@ -102,7 +203,28 @@ pub(crate) fn spawn_producer<T, F>(
         worker,
         id,
     );
-    node.set_task(task);
+    // The task may have finished already: then this drops the handle.
+    node.set_task(task, None);
+}
+
+/// Builds the producer of `node` as [`spawn_producer`] does, without
+/// queueing it (the node keeps it until its dependencies are met); returns
+/// it with its handle.
+pub(crate) fn build_producer<T, F>(
+    shared: &Arc<Shared>,
+    node: &Arc<Node<T>>,
+    future: F,
+    membership: Option<Arc<Membership>>,
+    worker: Option<&Worker>,
+    options: &Options,
+) -> (Unstarted, JoinHandle<()>)
+where
+    T: Send + Sync + 'static,
+    F: Future<Output = Result<T, Missing>> + Send + 'static,
+{
+    let id = Some(node.id());
+    let producer = produce(node.clone(), future);
+    options.build(shared, producer, membership, worker, id)
 }
 
 /// Aborts the forwarded task if the forwarder is dropped before it finished,

@@ -20,10 +20,10 @@ use std::task::{Context, Poll};
 use async_task::{ScheduleInfo, WithInfo};
 
 use crate::context;
-use crate::executor::{self, Executor, Shared};
+use crate::executor::{self, Executor, Shared, Unstarted};
 use crate::hooks::{FinishGuard, TaskId, TaskMeta};
 use crate::metrics::Stamp;
-use crate::task::{JoinHandle, Runnable, TaskFuture};
+use crate::task::{Failure, JoinHandle, Runnable, TaskFuture};
 use crate::task_group::Membership;
 use crate::worker::Worker;
 use crate::Priority;
@@ -161,11 +161,37 @@ impl Options {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let plain = self.name.is_none() && self.priority == Priority::Normal;
-        if plain && (id.is_none() || !shared.ext.decorates()) {
+        if self.takes_default_path(shared, id) {
             return shared.spawn(future, membership, worker);
         }
         spawn_decorated(shared, future, membership, worker, self, id)
+    }
+
+    /// Whether a task with these options and `id` takes the default spawn
+    /// path (which decorates itself when the executor needs it).
+    fn takes_default_path(&self, shared: &Shared, id: Option<TaskId>) -> bool {
+        let plain = self.name.is_none() && self.priority == Priority::Normal;
+        plain && (id.is_none() || !shared.ext.decorates())
+    }
+
+    /// Builds `future` into a task of `shared` with these options, counted
+    /// as spawned but not queued (see [`Options::spawn`] for `id`).
+    pub(crate) fn build<F>(
+        &self,
+        shared: &Arc<Shared>,
+        future: F,
+        membership: Option<Arc<Membership>>,
+        worker: Option<&Worker>,
+        id: Option<TaskId>,
+    ) -> (Unstarted, JoinHandle<F::Output>)
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        if self.takes_default_path(shared, id) {
+            return shared.build(future, membership, worker);
+        }
+        build_decorated(shared, future, membership, worker, self, id)
     }
 }
 
@@ -198,6 +224,9 @@ fn enqueue(
     }
 }
 
+/// async-task's half of a [`JoinHandle`].
+type RawHandle<T> = async_task::Task<Result<T, Failure>>;
+
 /// Spawns through the decorated path (module docs).
 pub(crate) fn spawn_decorated<F>(
     shared: &Arc<Shared>,
@@ -207,6 +236,50 @@ pub(crate) fn spawn_decorated<F>(
     options: &Options,
     id: Option<TaskId>,
 ) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let (task, handle, stamp) = decorate(shared, future, membership, worker, options, id);
+    enqueue(
+        shared,
+        options.priority,
+        stamp.as_deref(),
+        task,
+        worker,
+        None,
+    );
+    JoinHandle::new(handle)
+}
+
+/// Builds a decorated task without queueing it (see
+/// [`Shared::build`](crate::executor::Shared::build)).
+pub(crate) fn build_decorated<F>(
+    shared: &Arc<Shared>,
+    future: F,
+    membership: Option<Arc<Membership>>,
+    worker: Option<&Worker>,
+    options: &Options,
+    id: Option<TaskId>,
+) -> (Unstarted, JoinHandle<F::Output>)
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let (task, handle, _) = decorate(shared, future, membership, worker, options, id);
+    (Unstarted::decorated(task), JoinHandle::new(handle))
+}
+
+/// The decorated task of `future`, counted as spawned, with its latency
+/// stamp if the executor keeps a histogram.
+fn decorate<F>(
+    shared: &Arc<Shared>,
+    future: F,
+    membership: Option<Arc<Membership>>,
+    worker: Option<&Worker>,
+    options: &Options,
+    id: Option<TaskId>,
+) -> (Runnable, RawHandle<F::Output>, Option<Arc<Stamp>>)
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
@@ -248,8 +321,7 @@ where
     });
     let (task, handle) = async_task::Builder::new().spawn(move |()| future, schedule);
     ext.counters.count_spawn(worker);
-    enqueue(shared, priority, first_stamp.as_deref(), task, worker, None);
-    JoinHandle::new(handle)
+    (task, handle, first_stamp)
 }
 
 pin_project_lite::pin_project! {
