@@ -232,13 +232,16 @@ impl Shared {
     }
 
     /// Builds `future` into a task counted as spawned (and in the groups of
-    /// `membership`) but not queued: see [`Unstarted`].
+    /// `membership`) but not queued: a dependent's, which its last
+    /// dependency queues with [`Runnable::schedule`] (as a wake would, by
+    /// the task's own schedule function). Dropping the runnable instead
+    /// drops the task's future unpolled.
     pub(crate) fn build<F>(
         self: &Arc<Self>,
         future: F,
         membership: Option<Arc<Membership>>,
         worker: Option<&Worker>,
-    ) -> (Unstarted, JoinHandle<F::Output>)
+    ) -> (Runnable, JoinHandle<F::Output>)
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
@@ -251,11 +254,7 @@ impl Shared {
         }
         let (task, handle) = self.build_plain(future, membership);
         self.ext.counters.count_spawn(worker);
-        let unstarted = Unstarted {
-            task,
-            executor: Some(self.id),
-        };
-        (unstarted, JoinHandle::new(handle))
+        (task, JoinHandle::new(handle))
     }
 
     /// Queues a new task: the back of this worker's ring, or the injector.
@@ -313,45 +312,6 @@ impl Shared {
 /// its small bins: buffers of a kilobyte or more (half a ring in one piece)
 /// made every overflow consolidate the allocator's free lists.
 const OVERFLOW_BATCH: usize = 32;
-
-/// A task built but not queued yet: a dependent whose dependencies have not
-/// all succeeded (see [`deps`](crate::deps)). It counts as spawned and in
-/// its task groups already; [`launch`](Unstarted::launch) queues it.
-/// Dropping it instead drops the task's future without polling it.
-pub(crate) struct Unstarted {
-    task: Runnable,
-    /// The executor of a default-path task, which is queued as a spawn;
-    /// `None` for a decorated one, which its schedule function queues (by
-    /// its priority, with its latency stamp).
-    executor: Option<u64>,
-}
-
-impl Unstarted {
-    /// A decorated task, queued by its own schedule function.
-    pub(crate) fn decorated(task: Runnable) -> Unstarted {
-        Unstarted {
-            task,
-            executor: None,
-        }
-    }
-
-    /// Queues the task as a spawn of this thread: on one of its executor's
-    /// workers (nearly always: the last dependency finished in a task there)
-    /// the back of that worker's ring, elsewhere the injector.
-    pub(crate) fn launch(self) {
-        let Some(id) = self.executor else {
-            return self.task.schedule();
-        };
-        let task = self.task;
-        context::with_worker(|worker| match worker {
-            Some(worker) if worker.shared().id == id => worker.push_new(task),
-            _ => match live::find(id) {
-                Some(shared) => shared.inject(task),
-                None => drop(task),
-            },
-        })
-    }
-}
 
 /// Queues a task of executor `id` that was woken: on one of that executor's
 /// workers, in its queues; elsewhere, in the executor's injector, or if the

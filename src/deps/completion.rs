@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::error::{CompletionError, TaskLabel};
-use super::node::{Dependent, Node, Register, Registration};
+use super::node::{Key, Node};
 
 /// A cloneable, awaitable handle to a task's completion.
 ///
@@ -34,7 +34,7 @@ use super::node::{Dependent, Node, Register, Registration};
 pub struct Completion<T> {
     node: Arc<Node<T>>,
     /// This handle's waker slot in the node, while it is being awaited.
-    waiter: Option<usize>,
+    waiter: Option<Key>,
 }
 
 impl<T: Send + Sync + 'static> Completion<T> {
@@ -110,12 +110,6 @@ impl<T: Send + Sync + 'static> Completion<T> {
     /// ```
     pub fn abort(&self) {
         self.node.abort();
-    }
-}
-
-impl<T: Send + Sync + 'static> Register for Completion<T> {
-    fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration {
-        self.node.register(dependent)
     }
 }
 

@@ -55,11 +55,12 @@ pub trait Dependency {
     /// The output type of the completion.
     type Output: Send + Sync + 'static;
     #[doc(hidden)]
-    fn into_completion(self) -> Completion<Self::Output>;
+    fn into_node(self) -> Arc<Node<Self::Output>>;
 }
 
-/// Dependencies as the dependent holds them until it starts. Not nameable
-/// outside the crate.
+/// Dependencies as the dependent's task holds them until it starts: the
+/// completions' nodes (a word each, where a `Completion` takes two). Not
+/// nameable outside the crate.
 pub trait Held: Send + Sync + 'static {
     /// What the dependent task receives.
     type Outputs: Send + 'static;
@@ -73,94 +74,94 @@ pub trait Held: Send + Sync + 'static {
 
 impl<T: Send + Sync + 'static> Dependency for Completion<T> {
     type Output = T;
-    fn into_completion(self) -> Completion<T> {
-        self
+    fn into_node(self) -> Arc<Node<T>> {
+        self.node().clone()
     }
 }
 
 impl<T: Send + Sync + 'static> Dependency for &Completion<T> {
     type Output = T;
-    fn into_completion(self) -> Completion<T> {
-        self.clone()
+    fn into_node(self) -> Arc<Node<T>> {
+        self.node().clone()
     }
 }
 
-impl<T: Send + Sync + 'static> Held for Completion<T> {
+impl<T: Send + Sync + 'static> Held for Arc<Node<T>> {
     type Outputs = Arc<T>;
     fn count(&self) -> usize {
         1
     }
     fn each(&self, f: &mut dyn FnMut(&dyn Register) -> ControlFlow<()>) {
-        let _ = f(self);
+        let _ = f(&**self);
     }
     fn outputs(&self) -> Arc<T> {
-        self.node().output()
+        self.output()
     }
 }
 
 impl<T: Send + Sync + 'static> Dependencies for Completion<T> {
     type Outputs = Arc<T>;
-    type Held = Completion<T>;
-    fn hold(self) -> Completion<T> {
-        self
+    type Held = Arc<Node<T>>;
+    fn hold(self) -> Arc<Node<T>> {
+        self.into_node()
     }
 }
 
 impl<T: Send + Sync + 'static> Dependencies for &Completion<T> {
     type Outputs = Arc<T>;
-    type Held = Completion<T>;
-    fn hold(self) -> Completion<T> {
-        self.clone()
+    type Held = Arc<Node<T>>;
+    fn hold(self) -> Arc<Node<T>> {
+        self.into_node()
     }
 }
 
-impl<T: Send + Sync + 'static> Held for Vec<Completion<T>> {
+impl<T: Send + Sync + 'static> Held for Vec<Arc<Node<T>>> {
     type Outputs = Vec<Arc<T>>;
     fn count(&self) -> usize {
         self.len()
     }
     fn each(&self, f: &mut dyn FnMut(&dyn Register) -> ControlFlow<()>) {
-        let _ = self.iter().try_for_each(|c| f(c));
+        let _ = self.iter().try_for_each(|n| f(&**n));
     }
     fn outputs(&self) -> Vec<Arc<T>> {
-        self.iter().map(|c| c.node().output()).collect()
+        self.iter().map(|n| n.output()).collect()
     }
 }
 
 impl<T: Send + Sync + 'static> Dependencies for Vec<Completion<T>> {
     type Outputs = Vec<Arc<T>>;
-    type Held = Vec<Completion<T>>;
-    fn hold(self) -> Self {
-        self
+    type Held = Vec<Arc<Node<T>>>;
+    fn hold(self) -> Vec<Arc<Node<T>>> {
+        self.into_iter().map(Dependency::into_node).collect()
     }
 }
 
 impl<T: Send + Sync + 'static> Dependencies for &[Completion<T>] {
     type Outputs = Vec<Arc<T>>;
-    type Held = Vec<Completion<T>>;
-    fn hold(self) -> Vec<Completion<T>> {
-        self.to_vec()
+    type Held = Vec<Arc<Node<T>>>;
+    fn hold(self) -> Vec<Arc<Node<T>>> {
+        self.iter().map(Dependency::into_node).collect()
     }
 }
 
-impl<T: Send + Sync + 'static, const N: usize> Held for [Completion<T>; N] {
+impl<T: Send + Sync + 'static, const N: usize> Held for [Arc<Node<T>>; N] {
     type Outputs = [Arc<T>; N];
     fn count(&self) -> usize {
         N
     }
     fn each(&self, f: &mut dyn FnMut(&dyn Register) -> ControlFlow<()>) {
-        let _ = self.iter().try_for_each(|c| f(c));
+        let _ = self.iter().try_for_each(|n| f(&**n));
     }
     fn outputs(&self) -> [Arc<T>; N] {
-        self.each_ref().map(|c| c.node().output())
+        self.each_ref().map(|n| n.output())
     }
 }
 
 impl<T: Send + Sync + 'static, const N: usize> Dependencies for [Completion<T>; N] {
     type Outputs = [Arc<T>; N];
-    type Held = Self;
-    fn hold(self) -> Self {
-        self
+    type Held = [Arc<Node<T>>; N];
+    fn hold(self) -> [Arc<Node<T>>; N] {
+        self.map(Dependency::into_node)
     }
 }
 
@@ -182,27 +183,27 @@ impl Dependencies for () {
 /// Tuples of one to four dependencies of any output types.
 macro_rules! tuple_dependencies {
     ($count:literal; $($name:ident $index:tt),+) => {
-        impl<$($name: Send + Sync + 'static),+> Held for ($(Completion<$name>,)+) {
+        impl<$($name: Send + Sync + 'static),+> Held for ($(Arc<Node<$name>>,)+) {
             type Outputs = ($(Arc<$name>,)+);
             fn count(&self) -> usize {
                 $count
             }
             fn each(&self, f: &mut dyn FnMut(&dyn Register) -> ControlFlow<()>) {
                 let _ = (|| {
-                    $(f(&self.$index)?;)+
+                    $(f(&*self.$index)?;)+
                     Continue(())
                 })();
             }
             fn outputs(&self) -> Self::Outputs {
-                ($(self.$index.node().output(),)+)
+                ($(self.$index.output(),)+)
             }
         }
 
         impl<$($name: Dependency),+> Dependencies for ($($name,)+) {
             type Outputs = ($(Arc<$name::Output>,)+);
-            type Held = ($(Completion<$name::Output>,)+);
+            type Held = ($(Arc<Node<$name::Output>>,)+);
             fn hold(self) -> Self::Held {
-                ($(self.$index.into_completion(),)+)
+                ($(self.$index.into_node(),)+)
             }
         }
     };
@@ -230,7 +231,8 @@ fn met<T: Send + Sync + 'static>(node: &Node<T>, n: usize) {
     if node.unmet.fetch_sub(n, AcqRel) == n {
         // `None` if it was aborted while it waited.
         if let Some(task) = node.take_unstarted() {
-            task.launch();
+            // As a wake: by its schedule function, on this worker.
+            task.schedule();
         }
     }
 }

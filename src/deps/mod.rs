@@ -45,15 +45,17 @@
 //! task's future holds the dependencies' handles and the body. The node is
 //! registered in each dependency's list of waiters; a dependency that
 //! finishes walks its list once, decrementing each dependent's counter, and
-//! the decrement that reaches zero queues the dependent's task (on the
-//! releasing worker, as a spawn there would be). When first polled, the task reads its
+//! the decrement that reaches zero queues the dependent's task as a wake
+//! would (by the task's schedule function: on the releasing worker, next in
+//! line). When first polled, the task reads its
 //! dependencies' outputs, drops their handles and calls the body. A failed
 //! dependency instead fails each dependent at once, which drops its task
-//! unpolled. Cost: two allocations per dependent (node and task), O(out-degree)
-//! per finished task, one list entry per edge (the first two inline in the
-//! node), no future, task or waker per edge, and nothing scans for ready
-//! tasks. Plain `.await`s of a completion put a waker in the same list; an
-//! awaiter dropped before the end frees its slot for the next waiter, so the
+//! unpolled. Cost: two allocations per dependent (node and task; a `()`
+//! output is shared, not allocated), O(out-degree) per finished task, one
+//! list entry per edge (the first two inline in the node), no future, task
+//! or waker per edge, and nothing scans for ready tasks. Plain `.await`s of
+//! a completion put a waker in the same list; an awaiter dropped before the
+//! end frees its slot for the next waiter, so the
 //! list never outgrows the most waiters present at once.
 //!
 //! # Protocol (why no release is lost or doubled)

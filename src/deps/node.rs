@@ -11,10 +11,9 @@ use std::task::{Context, Poll, Waker};
 use smallvec::SmallVec;
 
 use super::error::{CompletionError, TaskLabel};
-use crate::executor::Unstarted;
 use crate::hooks::TaskId;
 use crate::sync::{lock, AtomicUsize, Mutex};
-use crate::task::JoinHandle;
+use crate::task::{JoinHandle, Panic, RawTask, Runnable};
 
 /// What awaiting a completion gives.
 pub(crate) type Outcome<T> = Result<Arc<T>, CompletionError>;
@@ -56,7 +55,7 @@ pub enum Registration {
 }
 
 /// One completion's shared state.
-pub(crate) struct Node<T> {
+pub struct Node<T> {
     /// Drawn from the same counter as [`TaskId`]s, so that the task's
     /// [`TaskMeta`](crate::task::TaskMeta), if it gets one, has the same.
     id: TaskId,
@@ -78,8 +77,12 @@ enum Waiter {
     Waker(Waker),
     /// A free slot, left by an awaiter that went away: the next free one
     /// is at this index, if any.
-    Vacant(Option<usize>),
+    Vacant(Option<Key>),
 }
+
+/// A waiter's index in its node's list: 32 bits keep a
+/// [`Completion`](super::Completion) two words long.
+pub(crate) type Key = u32;
 
 /// The storage of [`Waiters`].
 type Slots = SmallVec<[Waiter; 2]>;
@@ -98,25 +101,26 @@ type Slots = SmallVec<[Waiter; 2]>;
 struct Waiters {
     slots: Slots,
     /// The first vacant slot.
-    free: Option<usize>,
+    free: Option<Key>,
 }
 
 impl Waiters {
     /// Adds `waiter`, in a vacant slot if there is one; returns its index.
     #[inline(always)]
-    fn insert(&mut self, waiter: Waiter) -> usize {
+    fn insert(&mut self, waiter: Waiter) -> Key {
         match self.free {
             None => {
+                let key = Key::try_from(self.slots.len()).expect("fewer than 2^32 waiters");
                 self.slots.push(waiter);
-                self.slots.len() - 1
+                key
             }
             Some(key) => self.reuse(key, waiter),
         }
     }
 
     /// Puts `waiter` in vacant slot `key`, the head of the free list.
-    fn reuse(&mut self, key: usize, waiter: Waiter) -> usize {
-        let slot = &mut self.slots[key];
+    fn reuse(&mut self, key: Key, waiter: Waiter) -> Key {
+        let slot = &mut self.slots[key as usize];
         let Waiter::Vacant(next) = *slot else {
             unreachable!("the free list holds only vacant slots")
         };
@@ -127,15 +131,15 @@ impl Waiters {
 
     /// Frees slot `key` if it holds a waker (an awaiter's, going away).
     /// After the node closed the list is empty, and this does nothing.
-    fn remove_waker(&mut self, key: usize) {
-        if let Some(slot @ Waiter::Waker(_)) = self.slots.get_mut(key) {
+    fn remove_waker(&mut self, key: Key) {
+        if let Some(slot @ Waiter::Waker(_)) = self.slots.get_mut(key as usize) {
             *slot = Waiter::Vacant(self.free.replace(key));
         }
     }
 
     /// The waker in slot `key`, if it holds one.
-    fn waker_mut(&mut self, key: usize) -> Option<&mut Waker> {
-        match self.slots.get_mut(key) {
+    fn waker_mut(&mut self, key: Key) -> Option<&mut Waker> {
+        match self.slots.get_mut(key as usize) {
             Some(Waiter::Waker(waker)) => Some(waker),
             _ => None,
         }
@@ -152,24 +156,25 @@ impl Waiters {
 /// The part of a node that changes while it is pending.
 #[derive(Default)]
 struct Waiting {
-    /// Set, under the lock, right after `outcome`: from then on nothing is
-    /// added to `waiters`.
-    closed: bool,
-    name: Option<Arc<str>>,
-    /// Dependents and awaiters' wakers.
-    waiters: Waiters,
-    /// The task's handle, for `abort`; `None` before the task is built and
-    /// after the node is closed.
-    task: Option<JoinHandle<()>>,
     /// A dependent's task while it waits for its dependencies: taken by
     /// whoever settles it, to queue it (the last dependency) or drop it
     /// unpolled (a failure, an abort).
-    unstarted: Option<Unstarted>,
+    unstarted: Option<Runnable>,
+    /// Set, under the lock, right after `outcome`: from then on nothing is
+    /// added to `waiters`.
+    closed: bool,
+    /// The task's handle, for `abort`; `None` before the task is built and
+    /// after the node is closed. Dropping it cancels the task; finishing
+    /// detaches it.
+    task: Option<RawTask<()>>,
+    /// Dependents and awaiters' wakers.
+    waiters: Waiters,
+    name: Option<Arc<str>>,
 }
 
 impl<T> Node<T> {
     /// Removes a waker left by a dropped awaiter, freeing its slot.
-    pub(crate) fn forget_waker(&self, key: usize) {
+    pub(crate) fn forget_waker(&self, key: Key) {
         lock(&self.waiting).waiters.remove_waker(key);
     }
 
@@ -239,10 +244,11 @@ impl<T: Send + Sync + 'static> Node<T> {
             (waiting.waiters.take(), task, waiting.unstarted.take())
         };
         // Dropping a task that never ran drops its future, whose guard
-        // finds the node finished and does nothing; then our own handle,
-        // which detaches the task.
+        // finds the node finished and does nothing.
         drop(unstarted);
-        drop(task);
+        if let Some(task) = task {
+            task.detach();
+        }
         if !waiters.is_empty() {
             release(Released { waiters, failure });
         }
@@ -252,20 +258,26 @@ impl<T: Send + Sync + 'static> Node<T> {
     /// dependent, the task itself until it is released. Called before the
     /// task can run; if the node was finished meanwhile (a dependency
     /// failed while the spawner registered), drops the task unpolled.
-    pub(crate) fn set_task(&self, task: JoinHandle<()>, unstarted: Option<Unstarted>) {
+    pub(crate) fn set_task(&self, task: JoinHandle<()>, unstarted: Option<Runnable>) {
+        let task = task.into_raw();
         let mut waiting = lock(&self.waiting);
         if waiting.closed {
             drop(waiting);
             drop(unstarted);
+            // Finished already (the task itself, or a failed dependency):
+            // let it be.
+            if let Some(task) = task {
+                task.detach();
+            }
             return;
         }
-        waiting.task = Some(task);
+        waiting.task = task;
         waiting.unstarted = unstarted;
     }
 
     /// Takes a dependent's task for launching, unless the node finished
     /// (failed or aborted) first.
-    pub(crate) fn take_unstarted(&self) -> Option<Unstarted> {
+    pub(crate) fn take_unstarted(&self) -> Option<Runnable> {
         lock(&self.waiting).unstarted.take()
     }
 
@@ -281,20 +293,15 @@ impl<T: Send + Sync + 'static> Node<T> {
             }
             (waiting.task.take(), waiting.unstarted.take())
         };
-        match (task, unstarted) {
-            (_, Some(unstarted)) => drop(unstarted),
-            (Some(mut task), None) => task.abort(),
-            // Aborted before: the task is being cancelled.
-            (None, None) => {}
-        }
+        // An unreleased task is dropped first, so that its guard (not the
+        // cancellation) finishes the node; dropping the handle cancels a
+        // queued or running task, whose guard then does.
+        drop(unstarted);
+        drop(task);
     }
 
     /// Polls for the outcome, keeping the waker in slot `key`.
-    pub(crate) fn poll_outcome(
-        &self,
-        key: &mut Option<usize>,
-        cx: &Context<'_>,
-    ) -> Poll<Outcome<T>> {
+    pub(crate) fn poll_outcome(&self, key: &mut Option<Key>, cx: &Context<'_>) -> Poll<Outcome<T>> {
         if let Some(stored) = self.outcome.get() {
             return Poll::Ready(unstored(stored));
         }
@@ -320,9 +327,8 @@ impl<T: Send + Sync + 'static> Node<T> {
     }
 }
 
-impl<T: Send + Sync + 'static> Node<T> {
-    /// See [`Register::register`].
-    pub(crate) fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration {
+impl<T: Send + Sync + 'static> Register for Node<T> {
+    fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration {
         let registered = |outcome: &Stored<T>| match outcome {
             Ok(_) => Registration::Succeeded,
             Err(e) => Registration::Failed((**e).clone()),
@@ -357,7 +363,22 @@ thread_local! {
 /// iteratively: a failure that propagates down a chain of a million
 /// dependents queues one batch per link here instead of nesting a million
 /// calls.
+///
+/// A success skips the queue: it decrements counters and queues tasks,
+/// which finishes no node, so nothing nests. (Only a task queued onto an
+/// executor already shut down is dropped, and finished, on the spot; that
+/// release is the outermost of its own.)
 fn release(first: Released) {
+    if first.failure.is_none() {
+        let mut panic = None;
+        for waiter in first.waiters {
+            hand_over(waiter, None, &mut panic);
+        }
+        if let Some(p) = panic {
+            resume_unwind(p);
+        }
+        return;
+    }
     let mut first = Some(first);
     // During thread exit the queue may be gone: then release inline (a
     // recursion only possible in that corner).
@@ -374,22 +395,7 @@ fn release(first: Released) {
     let mut next = Some(first);
     while let Some(batch) = next {
         for waiter in batch.waiters {
-            let dependent = match waiter {
-                Waiter::Dependent(dependent) => dependent,
-                Waiter::Waker(waker) => {
-                    waker.wake();
-                    continue;
-                }
-                Waiter::Vacant(_) => continue,
-            };
-            // A dependent's drop glue (user code) may panic; release the
-            // others first so that none is left waiting forever.
-            let failure = batch.failure.as_ref();
-            if let Err(p) =
-                catch_unwind(AssertUnwindSafe(|| dependent.dependency_finished(failure)))
-            {
-                panic.get_or_insert(p);
-            }
+            hand_over(waiter, batch.failure.as_ref(), &mut panic);
         }
         next = QUEUED
             .try_with(|q| q.borrow_mut().as_mut().and_then(Vec::pop))
@@ -401,5 +407,20 @@ fn release(first: Released) {
     }
     if let Some(p) = panic {
         resume_unwind(p);
+    }
+}
+
+/// Wakes `waiter`, or hands it the outcome if it is a dependent, keeping
+/// the first panic for after the others are released.
+fn hand_over(waiter: Waiter, failure: Option<&CompletionError>, panic: &mut Option<Panic>) {
+    let dependent = match waiter {
+        Waiter::Dependent(dependent) => dependent,
+        Waiter::Waker(waker) => return waker.wake(),
+        Waiter::Vacant(_) => return,
+    };
+    // A dependent's drop glue (user code) may panic; release the others
+    // first so that none is left waiting forever.
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| dependent.dependency_finished(failure))) {
+        panic.get_or_insert(p);
     }
 }

@@ -3,19 +3,17 @@
 
 use std::any::{Any, TypeId};
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use futures_util::FutureExt;
-
 use super::dependencies::Held;
 use super::error::CompletionError;
 use super::node::Node;
-use crate::executor::{Shared, Unstarted};
+use crate::executor::Shared;
 use crate::task::builder::Options;
-use crate::task::JoinHandle;
+use crate::task::{JoinHandle, Runnable};
 use crate::task_group::Membership;
 use crate::worker::Worker;
 
@@ -160,11 +158,31 @@ fn shared_output<T: Send + Sync + 'static>(value: T) -> Arc<T> {
     Arc::new(value)
 }
 
-/// `future`'s output, or its panic.
-pub(crate) fn catching<F: Future>(future: F) -> impl Future<Output = Result<F::Output, Missing>> {
-    AssertUnwindSafe(future)
-        .catch_unwind()
-        .map(|r| r.map_err(Missing::Panic))
+pin_project_lite::pin_project! {
+    /// `future`'s output, or its panic (see [`catching`]).
+    pub(crate) struct Catching<F> {
+        #[pin]
+        future: F,
+    }
+}
+
+/// `future`'s output, or its panic: a producer stores the panic's message
+/// in its node. (Not `catch_unwind().map(..)`, whose `Map` adds a word.)
+pub(crate) fn catching<F: Future>(future: F) -> Catching<F> {
+    Catching { future }
+}
+
+impl<F: Future> Future for Catching<F> {
+    type Output = Result<F::Output, Missing>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let future = self.project().future;
+        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Err(payload) => Poll::Ready(Err(Missing::Panic(payload))),
+        }
+    }
 }
 
 /// The outcome of the task behind `handle`, aborting the task if this
@@ -217,7 +235,7 @@ pub(crate) fn build_producer<T, F>(
     membership: Option<Arc<Membership>>,
     worker: Option<&Worker>,
     options: &Options,
-) -> (Unstarted, JoinHandle<()>)
+) -> (Runnable, JoinHandle<()>)
 where
     T: Send + Sync + 'static,
     F: Future<Output = Result<T, Missing>> + Send + 'static,

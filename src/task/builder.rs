@@ -20,7 +20,7 @@ use std::task::{Context, Poll};
 use async_task::{ScheduleInfo, WithInfo};
 
 use crate::context;
-use crate::executor::{self, Executor, Shared, Unstarted};
+use crate::executor::{self, Executor, Shared};
 use crate::hooks::{FinishGuard, TaskId, TaskMeta};
 use crate::metrics::Stamp;
 use crate::task::{Failure, JoinHandle, Runnable, TaskFuture};
@@ -183,7 +183,7 @@ impl Options {
         membership: Option<Arc<Membership>>,
         worker: Option<&Worker>,
         id: Option<TaskId>,
-    ) -> (Unstarted, JoinHandle<F::Output>)
+    ) -> (Runnable, JoinHandle<F::Output>)
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
@@ -261,13 +261,13 @@ pub(crate) fn build_decorated<F>(
     worker: Option<&Worker>,
     options: &Options,
     id: Option<TaskId>,
-) -> (Unstarted, JoinHandle<F::Output>)
+) -> (Runnable, JoinHandle<F::Output>)
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
     let (task, handle, _) = decorate(shared, future, membership, worker, options, id);
-    (Unstarted::decorated(task), JoinHandle::new(handle))
+    (task, JoinHandle::new(handle))
 }
 
 /// The decorated task of `future`, counted as spawned, with its latency

@@ -10,6 +10,9 @@ use super::{Failure, Panic};
 
 type Output<T> = Option<Result<T, Failure>>;
 
+/// The async-task handle inside a live [`JoinHandle`].
+pub(crate) type RawTask<T> = async_task::FallibleTask<Result<T, Failure>>;
+
 /// An owned permission to await a task's output.
 ///
 /// Awaiting gives `Ok(output)`, or a [`JoinError`] if the task panicked or
@@ -32,7 +35,7 @@ pub struct JoinHandle<T> {
 
 enum State<T> {
     /// The task may still be running.
-    Live(async_task::FallibleTask<Result<T, Failure>>),
+    Live(RawTask<T>),
     /// `abort` was called: waiting until the task's future has been dropped.
     Aborting(Pin<Box<dyn Future<Output = Output<T>> + Send>>),
     /// `abort` found the output already there.
@@ -90,6 +93,16 @@ impl<T> JoinHandle<T> {
     /// ```
     pub fn detach(self) {
         drop(self);
+    }
+
+    /// async-task's handle, for a completion's node to keep (a word, where
+    /// a `JoinHandle` takes three): dropping it cancels the task, `detach`
+    /// lets it run. `None` once aborted or awaited.
+    pub(crate) fn into_raw(mut self) -> Option<RawTask<T>> {
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Live(task) => Some(task),
+            _ => None,
+        }
     }
 
     /// Whether the task has finished: completed, panicked or been cancelled.

@@ -64,6 +64,7 @@ use std::task::{Context, Poll};
 
 pub use crate::hooks::{TaskId, TaskMeta};
 pub use builder::Builder;
+pub(crate) use join::RawTask;
 pub use join::{JoinError, JoinHandle};
 
 use crate::context;
