@@ -46,7 +46,7 @@ use crate::park::{Parker, Unparker};
 use crate::queue::{self, Local, Overflow, Steal};
 use crate::registry::Registry;
 use crate::sync::{fence, AtomicBool, AtomicUsize, Ordering::*};
-use crate::task::{Failure, JoinHandle, Runnable, TaskFuture};
+use crate::task::{Failure, JoinHandle, RawTask, Runnable, TaskFuture};
 use crate::task_group::Membership;
 use crate::time::TimerQueue;
 use crate::worker::{self, Worker};
@@ -241,7 +241,7 @@ impl Shared {
         future: F,
         membership: Option<Arc<Membership>>,
         worker: Option<&Worker>,
-    ) -> (Runnable, JoinHandle<F::Output>)
+    ) -> (Runnable, RawTask<F::Output>)
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
@@ -254,7 +254,7 @@ impl Shared {
         }
         let (task, handle) = self.build_plain(future, membership);
         self.ext.counters.count_spawn(worker);
-        (task, JoinHandle::new(handle))
+        (task, handle.fallible())
     }
 
     /// Queues a new task: the back of this worker's ring, or the injector.

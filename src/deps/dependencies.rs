@@ -296,7 +296,7 @@ where
     });
     // Outside `with_target`: if a dependency failed meanwhile, this drops
     // the task, running its future's drop glue.
-    node.set_task(task, Some(unstarted));
+    node.set_task(Some(task), Some(unstarted));
     met(&node, met_already);
     node
 }

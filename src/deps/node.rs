@@ -13,7 +13,7 @@ use smallvec::SmallVec;
 use super::error::{CompletionError, TaskLabel};
 use crate::hooks::TaskId;
 use crate::sync::{lock, AtomicUsize, Mutex};
-use crate::task::{JoinHandle, Panic, RawTask, Runnable};
+use crate::task::{Panic, RawTask, Runnable};
 
 /// What awaiting a completion gives.
 pub(crate) type Outcome<T> = Result<Arc<T>, CompletionError>;
@@ -258,8 +258,7 @@ impl<T: Send + Sync + 'static> Node<T> {
     /// dependent, the task itself until it is released. Called before the
     /// task can run; if the node was finished meanwhile (a dependency
     /// failed while the spawner registered), drops the task unpolled.
-    pub(crate) fn set_task(&self, task: JoinHandle<()>, unstarted: Option<Runnable>) {
-        let task = task.into_raw();
+    pub(crate) fn set_task(&self, task: Option<RawTask<()>>, unstarted: Option<Runnable>) {
         let mut waiting = lock(&self.waiting);
         if waiting.closed {
             drop(waiting);

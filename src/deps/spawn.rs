@@ -13,7 +13,7 @@ use super::error::CompletionError;
 use super::node::Node;
 use crate::executor::Shared;
 use crate::task::builder::Options;
-use crate::task::{JoinHandle, Runnable};
+use crate::task::{JoinHandle, RawTask, Runnable};
 use crate::task_group::Membership;
 use crate::worker::Worker;
 
@@ -221,8 +221,8 @@ pub(crate) fn spawn_producer<T, F>(
         worker,
         id,
     );
-    // The task may have finished already: then this drops the handle.
-    node.set_task(task, None);
+    // The task may have finished already: then this detaches it.
+    node.set_task(task.into_raw(), None);
 }
 
 /// Builds the producer of `node` as [`spawn_producer`] does, without
@@ -235,7 +235,7 @@ pub(crate) fn build_producer<T, F>(
     membership: Option<Arc<Membership>>,
     worker: Option<&Worker>,
     options: &Options,
-) -> (Runnable, JoinHandle<()>)
+) -> (Runnable, RawTask<()>)
 where
     T: Send + Sync + 'static,
     F: Future<Output = Result<T, Missing>> + Send + 'static,

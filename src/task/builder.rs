@@ -23,7 +23,7 @@ use crate::context;
 use crate::executor::{self, Executor, Shared};
 use crate::hooks::{FinishGuard, TaskId, TaskMeta};
 use crate::metrics::Stamp;
-use crate::task::{Failure, JoinHandle, Runnable, TaskFuture};
+use crate::task::{Failure, JoinHandle, RawTask, Runnable, TaskFuture};
 use crate::task_group::Membership;
 use crate::worker::Worker;
 use crate::Priority;
@@ -183,7 +183,7 @@ impl Options {
         membership: Option<Arc<Membership>>,
         worker: Option<&Worker>,
         id: Option<TaskId>,
-    ) -> (Runnable, JoinHandle<F::Output>)
+    ) -> (Runnable, RawTask<F::Output>)
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
@@ -261,13 +261,13 @@ pub(crate) fn build_decorated<F>(
     worker: Option<&Worker>,
     options: &Options,
     id: Option<TaskId>,
-) -> (Runnable, JoinHandle<F::Output>)
+) -> (Runnable, RawTask<F::Output>)
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
     let (task, handle, _) = decorate(shared, future, membership, worker, options, id);
-    (task, JoinHandle::new(handle))
+    (task, handle.fallible())
 }
 
 /// The decorated task of `future`, counted as spawned, with its latency
