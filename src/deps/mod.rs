@@ -42,21 +42,21 @@
 //!
 //! A dependent is its completion's node, holding a counter of unmet
 //! dependencies, and its task, built by `spawn_after` but not queued: the
-//! task's future holds the dependencies' handles and the body. The node is
+//! task's future holds the dependencies' nodes and the body. The node is
 //! registered in each dependency's list of waiters; a dependency that
 //! finishes walks its list once, decrementing each dependent's counter, and
 //! the decrement that reaches zero queues the dependent's task as a wake
 //! would (by the task's schedule function: on the releasing worker, next in
-//! line). When first polled, the task reads its
-//! dependencies' outputs, drops their handles and calls the body. A failed
-//! dependency instead fails each dependent at once, which drops its task
-//! unpolled. Cost: two allocations per dependent (node and task; a `()`
-//! output is shared, not allocated), O(out-degree) per finished task, one
-//! list entry per edge (the first two inline in the node), no future, task
-//! or waker per edge, and nothing scans for ready tasks. Plain `.await`s of
-//! a completion put a waker in the same list; an awaiter dropped before the
-//! end frees its slot for the next waiter, so the
-//! list never outgrows the most waiters present at once.
+//! line). When first polled, the task reads its dependencies' outputs,
+//! drops its hold on them and calls the body. A failed dependency instead
+//! fails each dependent at once, which drops its task unpolled. Cost: two
+//! allocations per dependent (node and task; a `()` output is shared, not
+//! allocated), O(out-degree) per finished task, one list entry per edge
+//! (the first two inline in the node), no future, task or waker per edge,
+//! and nothing scans for ready tasks. Plain `.await`s of a completion put a
+//! waker in the same list; an awaiter dropped before the end frees its slot
+//! for the next waiter, so the list never outgrows the most waiters present
+//! at once.
 //!
 //! # Protocol (why no release is lost or doubled)
 //!
@@ -111,12 +111,14 @@
 //!
 //! A dependent counts in the task groups of the code that called
 //! `spawn_after` from that call on, not only once it starts: its task is
-//! built (and so counted, as any spawn) by that call, and `block_on` and
-//! [`TaskGroup::wait`](crate::TaskGroup::wait) wait for dependents that have
-//! not started yet. If its dependencies never finish, neither does the wait. [`Completion::abort`] cancels a running task or a
-//! dependent that has not started; a cancelled task group, an aborted
-//! [`JoinHandle`] behind `shared()`, or an executor being
-//! dropped all finish the completion as cancelled.
+//! built by that call (and so counted, and seen by the executor's spawn
+//! hook, as any spawn), and `block_on` and
+//! [`TaskGroup::wait`](crate::TaskGroup::wait) wait for dependents that
+//! have not started yet. If its dependencies never finish, neither does the
+//! wait. [`Completion::abort`] cancels a running task or a dependent that
+//! has not started; a cancelled task group, an aborted [`JoinHandle`]
+//! behind `shared()`, or an executor being dropped all finish the
+//! completion as cancelled.
 
 mod completion;
 mod dependencies;
