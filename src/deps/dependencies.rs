@@ -225,9 +225,11 @@ impl<T: Send + Sync + 'static> Dependent for Node<T> {
 
 /// `n` more dependencies of `node` succeeded.
 fn met<T: Send + Sync + 'static>(node: &Node<T>, n: usize) {
-    // AcqRel: every dependency's Release decrement is seen by the one that
-    // reaches zero, whose task then reads all the outputs (their
-    // `OnceLock`s order that too; this does not lean on it).
+    // AcqRel, pairing with the other decrements of this counter (each
+    // dependency's and the spawner's): the one that reaches zero sees every
+    // dependency's outcome, and the queue hands that on to whoever polls
+    // the task, which reads the outputs (their `OnceLock`s order that too;
+    // this does not lean on it).
     if node.unmet.fetch_sub(n, AcqRel) == n {
         // `None` if it was aborted while it waited.
         if let Some(task) = node.take_unstarted() {
