@@ -20,7 +20,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::mem;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::edges::Edges;
@@ -33,13 +33,14 @@ use super::{Blocked, Demand, PauseControl, PauseError, PausedFrom, ReadySet, Sch
 use super::{CancelReason, GraphError, RetryPolicy, TaskError, TaskId, TaskState};
 use crate::JoinHandle;
 
-/// What a task is, fixed once added: shared (one reference count) with each
-/// attempt's [`Inputs`](super::Inputs), so starting an attempt copies nothing.
-pub(crate) struct Spec<T> {
+/// What a task is, besides its body, fixed once added. Kept for the whole
+/// run; an attempt's [`Inputs`](super::Inputs) fetches it (one reference
+/// count, under the lock) only if the body asks for its id or looks a
+/// dependency up by id, so a body that does neither never touches it.
+pub(crate) struct Spec {
     pub(crate) id: TaskId,
     /// Dependencies' ids, de-duplicated, in declaration order.
     pub(crate) dep_ids: Box<[TaskId]>,
-    pub(crate) body: Body<T>,
     pub(crate) retry: RetryPolicy,
     pub(crate) timeout: Option<Duration>,
     pub(crate) priority: i32,
@@ -48,9 +49,17 @@ pub(crate) struct Spec<T> {
 
 pub(crate) struct Node<T> {
     pub(crate) id: TaskId,
-    /// Dropped when the node ends (outside the lock, see [`Effects`]), so
-    /// that a body and what it captured live no longer than its task.
-    spec: Option<Arc<Spec<T>>>,
+    spec: Arc<Spec>,
+    /// The body, while the node is not terminal and no attempt borrows it:
+    /// an attempt takes it under the lock, calls it outside (to make the
+    /// attempt's future) and gives it back with the next lock acquisition
+    /// ([`Core::give_back`]). Retired when the node ends (see
+    /// [`Core::take_retired`]), so that a body and what it captured live no
+    /// longer than its run.
+    body: Option<Body<T>>,
+    /// Each attempt's time limit (a copy of the spec's: starting an attempt
+    /// reads only the node).
+    timeout: Option<Duration>,
     /// Dependencies by index, in the order of `spec.dep_ids`.
     pub(crate) deps: Edges,
     pub(crate) dependents: Edges,
@@ -61,7 +70,9 @@ pub(crate) struct Node<T> {
     pub(crate) start: Option<Instant>,
     pub(crate) end: Option<Instant>,
     pub(crate) error: Option<TaskError>,
-    pub(crate) output: Option<Arc<T>>,
+    /// The output of a completed task; `None` for a unit-like `T` (see
+    /// [`Core::output`]).
+    output: Option<Arc<T>>,
     /// The task driving an attempt that went asynchronous (or a backoff
     /// wait), kept to abort it when the node is cancelled. Attempts that
     /// finish within their first poll never get one.
@@ -81,10 +92,8 @@ pub(crate) struct Node<T> {
 }
 
 impl<T> Node<T> {
-    fn spec(&self) -> &Spec<T> {
-        self.spec
-            .as_ref()
-            .expect("a node that has not ended keeps its spec")
+    fn spec(&self) -> &Spec {
+        &self.spec
     }
 
     /// Whether its attempt in progress (if any) still counts: running, or
@@ -122,12 +131,21 @@ pub(crate) struct Effects {
     pub(crate) finished: bool,
 }
 
-/// Everything an attempt needs, taken under the lock.
+/// Everything an attempt needs, taken under the lock. Its `body` is lent:
+/// whoever calls it gives it back ([`Core::give_back`]) at its next lock
+/// acquisition.
 pub(crate) struct AttemptStart<T> {
     pub(crate) node: u32,
-    pub(crate) spec: Arc<Spec<T>>,
+    pub(crate) body: Body<T>,
+    pub(crate) timeout: Option<Duration>,
     pub(crate) attempt: u32,
     pub(crate) outputs: Outputs<T>,
+}
+
+/// Whether every value of `T` is alike and dropping one does nothing (as
+/// `()`): then all tasks share one output (see [`Core::output`]).
+pub(crate) fn is_unit<T>() -> bool {
+    mem::size_of::<T>() == 0 && !mem::needs_drop::<T>()
 }
 
 /// The ready tasks. Until some task has a priority other than 0, a budget
@@ -173,13 +191,17 @@ pub(crate) struct Core<T> {
     pub(crate) fail_fast: bool,
     pub(crate) spans: Vec<Span>,
     pub(crate) finished_at: Option<Instant>,
-    /// Specs of nodes that ended. Dropped together by whoever sees the run
+    /// Bodies of nodes that ended. Dropped together by whoever sees the run
     /// end ([`Core::take_retired`]), outside the lock (dropping a body runs
     /// its captures' destructors, which may call into the run), and not one
     /// by one on the workers: they were allocated by the thread that built
     /// the graph, and freeing memory of another thread's arena costs the
     /// allocator several times a local free.
-    retired: Vec<Arc<Spec<T>>>,
+    retired: Vec<Body<T>>,
+    /// The one output every completed task shares when `T` is unit-like
+    /// ([`is_unit`]): set by the first to complete, and shared with the
+    /// runners (which set it) and every attempt's inputs.
+    pub(crate) unit: Arc<OnceLock<Arc<T>>>,
 }
 
 impl<T> Core<T> {
@@ -204,6 +226,7 @@ impl<T> Core<T> {
             spans: Vec::new(),
             finished_at: None,
             retired: Vec::new(),
+            unit: Arc::default(),
         };
         if budgeted {
             core.rank();
@@ -304,7 +327,6 @@ impl<T> Core<T> {
         let spec = Arc::new(Spec {
             dep_ids: dep_ids.collect(),
             id: task.id,
-            body: task.body,
             retry: task.retry,
             timeout: task.timeout,
             priority: task.priority,
@@ -316,7 +338,9 @@ impl<T> Core<T> {
         Arc::make_mut(&mut self.index).insert(spec.id.clone(), me);
         self.nodes.push(Node {
             id: spec.id.clone(),
-            spec: (!state.is_terminal()).then_some(spec),
+            body: (!state.is_terminal()).then_some(task.body),
+            timeout: spec.timeout,
+            spec,
             deps,
             dependents: Edges::default(),
             unmet,
@@ -396,10 +420,37 @@ impl<T> Core<T> {
         }
     }
 
-    /// The specs of the nodes that ended since the last call, for the caller
-    /// to drop outside the lock.
-    pub(crate) fn take_retired(&mut self) -> Vec<Arc<Spec<T>>> {
+    /// The bodies of the nodes that ended since the last call, for the
+    /// caller to drop outside the lock.
+    pub(crate) fn take_retired(&mut self) -> Vec<Body<T>> {
         mem::take(&mut self.retired)
+    }
+
+    /// The spec of node `i`, for an attempt's inputs.
+    pub(crate) fn spec_of(&self, i: u32) -> Arc<Spec> {
+        Arc::clone(&self.node(i).spec)
+    }
+
+    /// The output of node `i`, if it completed.
+    pub(crate) fn output(&self, i: u32) -> Option<&Arc<T>> {
+        let node = self.node(i);
+        match &node.output {
+            Some(out) => Some(out),
+            None if node.state == TaskState::Completed => self.unit.get(),
+            None => None,
+        }
+    }
+
+    /// Gives back the body lent to an attempt of node `i` (see
+    /// [`AttemptStart`]); retired if the node ended meanwhile.
+    pub(crate) fn give_back(&mut self, i: u32, body: Body<T>) {
+        let node = self.node_mut(i);
+        if node.state.is_terminal() {
+            self.retired.push(body);
+        } else {
+            debug_assert!(node.body.is_none(), "one attempt at a time");
+            node.body = Some(body);
+        }
     }
 
     /// Called once as the run starts: sizes the per-run records for the
@@ -567,26 +618,28 @@ impl<T> Core<T> {
     /// Marks node `i` running, opens its attempt's span and gathers its inputs.
     fn start_attempt(&mut self, i: u32, now: Instant, lane: u32) -> AttemptStart<T> {
         let node = self.node(i);
-        let outputs = Outputs::gather(
-            node.deps.len(),
-            node.deps.iter().map(|&d| {
-                let out = self.node(d).output.as_ref();
-                Arc::clone(out.expect("a running task's dependencies completed"))
-            }),
-        );
+        let outputs = if is_unit::<T>() {
+            // Nothing to gather: the inputs read the shared output.
+            Outputs::Unit(node.deps.len())
+        } else {
+            Outputs::gather(
+                node.deps.len(),
+                node.deps.iter().map(|&d| {
+                    let out = self.node(d).output.as_ref();
+                    Arc::clone(out.expect("a running task's dependencies completed"))
+                }),
+            )
+        };
         let span = u32::try_from(self.spans.len()).expect("more than u32::MAX attempts");
         let node = self.node_mut(i);
         node.state = TaskState::Running;
         node.attempts += 1;
         node.start.get_or_insert(now);
         node.open_span = Some(span);
-        let spec = node
-            .spec
-            .as_ref()
-            .expect("a node that is not terminal has its spec");
         let start = AttemptStart {
             node: i,
-            spec: Arc::clone(spec),
+            body: node.body.take().expect("a body lent is given back"),
+            timeout: node.timeout,
             attempt: node.attempts,
             outputs,
         };
@@ -603,10 +656,12 @@ impl<T> Core<T> {
 
     /// Records how an attempt of node `i` ended. Returns the wait before the
     /// next attempt if the node is to be retried.
+    /// An `Ok(None)` is the output of a unit-like `T`, which the runner
+    /// put in [`Core::unit`].
     pub(crate) fn finish_attempt(
         &mut self,
         i: u32,
-        result: Result<Arc<T>, TaskError>,
+        result: Result<Option<Arc<T>>, TaskError>,
         now: Instant,
         fx: &mut Effects,
     ) -> Option<Duration> {
@@ -659,8 +714,8 @@ impl<T> Core<T> {
                 fx.abort.push(h);
             }
         }
-        if let Some(spec) = node.spec.take() {
-            self.retired.push(spec);
+        if let Some(body) = node.body.take() {
+            self.retired.push(body);
         }
         self.live -= 1;
         fx.changed = true;
@@ -679,23 +734,19 @@ impl<T> Core<T> {
         if !std::mem::take(&mut node.holds_budget) {
             return false;
         }
-        let demand = &node
-            .spec
-            .as_ref()
-            .expect("a running node has its spec")
-            .demand;
-        self.budget.release(demand);
+        self.budget.release(&node.spec.demand);
         true
     }
 
     /// The attempt of node `i` produced `output`. Releases dependents by
     /// decrementing their counters: O(out-degree).
-    fn complete(&mut self, i: u32, output: Arc<T>, now: Instant, fx: &mut Effects) {
+    fn complete(&mut self, i: u32, output: Option<Arc<T>>, now: Instant, fx: &mut Effects) {
         if !self.node(i).attempt_counts() {
             return; // cancelled while the attempt ran: the output is dropped
         }
         self.close_span(i, now, Outcome::Completed);
-        self.node_mut(i).output = Some(output);
+        debug_assert!(output.is_some() || self.unit.get().is_some());
+        self.node_mut(i).output = output;
         self.settle(i, TaskState::Completed, None, now, fx);
         let dependents = mem::take(&mut self.node_mut(i).dependents);
         for &d in dependents.iter() {

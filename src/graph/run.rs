@@ -13,8 +13,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use event_listener::Event;
 
-use super::core::{AttemptStart, Core, Effects, MAX_BATCH};
-use super::task::BodyFuture;
+use super::core::{is_unit, AttemptStart, Core, Effects, MAX_BATCH};
+use super::task::{Body, BodyFuture};
 use super::TaskState;
 use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError};
 use super::{Blocked, PauseError, SchedulerConfig};
@@ -169,12 +169,13 @@ impl<T: Send + Sync + 'static> Graph<T> {
     pub fn start(mut self) -> RunHandle<T> {
         let mut fx = Effects::default();
         self.core.prepare_run(&mut fx);
+        let unit = Arc::clone(&self.core.unit);
         let run = RunHandle {
             shared: Arc::new(Shared {
                 core: Mutex::new(self.core),
                 changed: Event::new(),
                 watchers: AtomicUsize::new(0),
-                unit: OnceLock::new(),
+                unit,
                 t0: Instant::now(),
                 started_at: SystemTime::now(),
             }),
@@ -205,8 +206,8 @@ pub(crate) struct Shared<T> {
     /// How many `wait` calls are in progress.
     watchers: AtomicUsize,
     /// The one output every task shares when outputs carry nothing (see
-    /// [`Shared::share`]).
-    unit: OnceLock<Arc<T>>,
+    /// [`Shared::share`]); the core's `unit`.
+    pub(crate) unit: Arc<OnceLock<Arc<T>>>,
     pub(crate) t0: Instant,
     pub(crate) started_at: SystemTime,
 }
@@ -244,68 +245,76 @@ impl<T: Send + Sync + 'static> Shared<T> {
     /// the core's lock (which keeps the allocation out of the critical
     /// section). Outputs of a type with no size and no drop glue, such as
     /// `()`, are all alike and dropping one does nothing, so they share one
-    /// `Arc`, made from the first: a reference count instead of an
-    /// allocation per task (which, never freed during the run, always took
-    /// the allocator's slow path).
-    fn share(&self, output: T) -> Arc<T> {
-        if mem::size_of::<T>() == 0 && !mem::needs_drop::<T>() {
-            Arc::clone(self.unit.get_or_init(|| Arc::new(output)))
+    /// `Arc`, made from the first, and are not counted at all: `None` says
+    /// "the shared one" (see `Core::output`). Neither an allocation per task
+    /// (which, never freed during the run, always took the allocator's slow
+    /// path) nor a reference count on a line every runner writes.
+    fn share(&self, output: T) -> Option<Arc<T>> {
+        if is_unit::<T>() {
+            self.unit.get_or_init(|| Arc::new(output));
+            None
         } else {
-            Arc::new(output)
+            Some(Arc::new(output))
         }
     }
 
-    /// The future of one attempt: the body called with its inputs.
-    /// `spare` is the box of a finished attempt, offered to the body (see
-    /// [`BodyFuture`]).
+    /// The future of one attempt: the body called with its inputs, and
+    /// the body, to give back (see [`AttemptStart`]). `spare` is the box of
+    /// a finished attempt, offered to the body (see [`BodyFuture`]).
     fn attempt(
         self: &Arc<Self>,
         start: AttemptStart<T>,
         spare: &mut Option<BodyFuture<T>>,
-    ) -> Attempt<T> {
-        let deadline = start.spec.timeout.map(|d| (crate::time::sleep(d), d));
-        let spec = Arc::clone(&start.spec);
-        // With no subscriber interested, building the span is one relaxed
-        // load (the callsite's cached interest) and the id is not formatted;
-        // a disabled span is then not kept, so entering it costs nothing.
-        let span = tracing::debug_span!("graph_task", id = %spec.id, attempt = start.attempt);
-        let span = Some(span).filter(|s| !s.is_disabled());
+    ) -> (Attempt<T>, Body<T>) {
+        let deadline = start.timeout.map(|d| (crate::time::sleep(d), d));
         let inputs = Inputs {
             node: start.node,
-            spec: start.spec,
             attempt: start.attempt,
             outputs: start.outputs,
             run: RunHandle {
                 shared: Arc::clone(self),
             },
+            spec: OnceLock::new(),
         };
-        let call = || panic::catch_unwind(AssertUnwindSafe(|| (spec.body)(inputs, spare)));
+        // With no subscriber interested, building the span is one relaxed
+        // load (the callsite's cached interest) and the id is not fetched;
+        // a disabled span is then not kept, so entering it costs nothing.
+        let span = tracing::debug_span!(
+            "graph_task",
+            id = %inputs.task_id(),
+            attempt = start.attempt
+        );
+        let span = Some(span).filter(|s| !s.is_disabled());
+        let body = start.body;
+        let call = || panic::catch_unwind(AssertUnwindSafe(|| body(inputs, spare)));
         let called = match &span {
             Some(span) => span.in_scope(call),
             None => call(),
         };
-        match called {
+        let attempt = match called {
             Ok(body) => Attempt::Running {
                 body,
                 deadline,
                 span,
             },
             Err(payload) => Attempt::Over(Some(panic_error(payload))),
-        }
+        };
+        (attempt, body)
     }
 
     /// Continues node `i` in a task of its own (an attempt that went
-    /// asynchronous, begun at `began`, or a wait before a retry), kept so
-    /// cancel can abort it.
-    fn drive_apart(self: &Arc<Self>, i: u32, resume: Resume<T>, began: Option<Instant>) {
-        let handle = crate::spawn(drive(Arc::clone(self), i, resume));
-        let cancelled = {
+    /// asynchronous, begun at `began`, whose body is given back; or a wait
+    /// before a retry), kept so cancel can abort it. The body goes back
+    /// before the driver exists: once the attempt can end, the run can
+    /// end, and the bodies must then all be in the core to be retired.
+    fn drive_apart(self: &Arc<Self>, i: u32, resume: Resume<T>, began: Option<(Instant, Body<T>)>) {
+        if let Some((at, body)) = began {
             let mut core = self.lock();
-            if let Some(at) = began {
-                core.began_at(i, at);
-            }
-            core.attach(i, handle)
-        };
+            core.began_at(i, at);
+            core.give_back(i, body);
+        }
+        let handle = crate::spawn(drive(Arc::clone(self), i, resume));
+        let cancelled = self.lock().attach(i, handle);
         if let Some(mut handle) = cancelled {
             handle.abort();
         }
@@ -321,10 +330,12 @@ const RUNNER_BUDGET: usize = 128;
 /// steal: a batch must not hold short tasks back behind a long one.
 const HAND_OFF_AFTER: Duration = Duration::from_micros(50);
 
-/// An attempt a runner polled to its end: when it began and ended.
+/// An attempt a runner polled to its end: when it began and ended, and
+/// the body to give back.
 struct Ran<T> {
     node: u32,
-    result: Result<Arc<T>, TaskError>,
+    body: Body<T>,
+    result: Result<Option<Arc<T>>, TaskError>,
     began: Instant,
     /// The clock reading after it, taken before the next attempt (or at the
     /// next lock acquisition, for the last of a batch).
@@ -426,12 +437,13 @@ fn poll_batch<T: Send + Sync + 'static>(
         }
         first = false;
         let i = start.node;
-        let mut attempt = shared.attempt(start, &mut batch.spare);
+        let (mut attempt, body) = shared.attempt(start, &mut batch.spare);
         match Pin::new(&mut attempt).poll(cx) {
             Poll::Ready(result) => {
                 let failed = result.is_err();
                 batch.ran.push(Ran {
                     node: i,
+                    body,
                     result: result.map(|out| shared.share(out)),
                     began: now,
                     ended: None,
@@ -446,7 +458,9 @@ fn poll_batch<T: Send + Sync + 'static>(
                     return;
                 }
             }
-            Poll::Pending => shared.drive_apart(i, Resume::Attempt(attempt), Some(now)),
+            Poll::Pending => {
+                shared.drive_apart(i, Resume::Attempt(attempt), Some((now, body)));
+            }
         }
     }
 }
@@ -475,11 +489,13 @@ async fn in_context(f: impl FnOnce(&mut Context<'_>)) {
 }
 
 /// Records the attempts a runner polled to their end (the last ended at
-/// `now`): their outputs or failures, and the retries due. Then drops the
-/// begun attempts of tasks that ended meanwhile (cancelled, or fail-fast
-/// after a failure of the batch): they do not start.
+/// `now`): their outputs or failures, and the retries due, and gives their
+/// bodies back. Then drops the begun attempts of tasks that ended meanwhile
+/// (cancelled, or fail-fast after a failure of the batch): they do not
+/// start, and their bodies go back to be retired.
 fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Effects) {
     for r in batch.ran.drain(..) {
+        core.give_back(r.node, r.body);
         core.began_at(r.node, r.began);
         let ended = r.ended.unwrap_or(now);
         if let Some(delay) = core.finish_attempt(r.node, r.result, ended, fx) {
@@ -487,7 +503,13 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
         }
     }
     if !batch.begun.is_empty() {
-        batch.begun.retain(|start| core.still_running(start.node));
+        for start in mem::take(&mut batch.begun) {
+            if core.still_running(start.node) {
+                batch.begun.push(start);
+            } else {
+                core.give_back(start.node, start.body);
+            }
+        }
     }
 }
 
@@ -512,7 +534,10 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
                     .retry_attempt(i, Instant::now(), lane::current());
                 match begun {
                     Ok(start) => {
-                        let attempt = shared.attempt(start, &mut None);
+                        let (attempt, body) = shared.attempt(start, &mut None);
+                        // Given back before the attempt can end (see
+                        // `Shared::drive_apart`).
+                        shared.lock().give_back(i, body);
                         attempt.await.map(|out| shared.share(out))
                     }
                     Err(fx) => return shared.apply(fx),
@@ -804,7 +829,7 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
         self.wait_until(|core| {
             let node = core.node(i);
             match node.state {
-                TaskState::Completed => Some(Ok(Arc::clone(node.output.as_ref()?))),
+                TaskState::Completed => Some(Ok(Arc::clone(core.output(i)?))),
                 s if s.is_terminal() => Some(Err(GraphError::TaskFailed {
                     id: node.id.clone(),
                     source: node.error.clone()?,
