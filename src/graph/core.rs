@@ -47,9 +47,31 @@ pub(crate) struct Spec {
     pub(crate) demand: Demand,
 }
 
+/// A task in the graph. What a run touches for every task (state,
+/// counters, body, dependents, output, times) comes first, in the node's
+/// first 128 bytes, and the node is aligned to 128: dispatching a task,
+/// releasing its dependents and recording its end touch one aligned pair of
+/// cache lines of it (which the CPU fetches together), not the whole node.
+/// The rest (ids, spec, dependencies, error, handles, pause state) is read
+/// only by slower paths. Nodes are built by the thread that adds tasks and
+/// read by the runners on other cores, so each line touched is a transfer.
+#[repr(C, align(128))]
 pub(crate) struct Node<T> {
-    pub(crate) id: TaskId,
-    spec: Arc<Spec>,
+    pub(crate) state: TaskState,
+    /// The state a paused task resumes to.
+    paused_from: Option<PausedFrom>,
+    /// Whether it holds its demand against the budget (while running).
+    holds_budget: bool,
+    /// Whether `error`, `handle` or `control` may be set: ending a task
+    /// that never had any reads none of them.
+    has_extras: bool,
+    /// Dependencies not yet completed; meaningful while `Pending`.
+    unmet: u32,
+    pub(crate) attempts: u32,
+    /// Index in `Core::spans` of the attempt in progress.
+    open_span: Option<u32>,
+    /// How many dependencies it has (`deps.len()`, kept here for the inputs).
+    n_deps: u32,
     /// The body, while the node is not terminal and no attempt borrows it:
     /// an attempt takes it under the lock, calls it outside (to make the
     /// attempt's future) and gives it back with the next lock acquisition
@@ -58,34 +80,28 @@ pub(crate) struct Node<T> {
     /// longer than its run.
     body: Option<Body<T>>,
     /// Each attempt's time limit (a copy of the spec's: starting an attempt
-    /// reads only the node).
+    /// reads only the node's first lines).
     timeout: Option<Duration>,
-    /// Dependencies by index, in the order of `spec.dep_ids`.
-    pub(crate) deps: Edges,
-    pub(crate) dependents: Edges,
-    /// Dependencies not yet completed; meaningful while `Pending`.
-    unmet: u32,
-    pub(crate) state: TaskState,
-    pub(crate) attempts: u32,
-    pub(crate) start: Option<Instant>,
-    pub(crate) end: Option<Instant>,
-    pub(crate) error: Option<TaskError>,
     /// The output of a completed task; `None` for a unit-like `T` (see
     /// [`Core::output`]).
     output: Option<Arc<T>>,
+    pub(crate) dependents: Edges,
+    pub(crate) start: Option<Instant>,
+    pub(crate) end: Option<Instant>,
+    // Cold: not read or written when a task runs without trouble.
+    pub(crate) id: TaskId,
+    spec: Arc<Spec>,
+    /// Dependencies by index, in the order of `spec.dep_ids`.
+    pub(crate) deps: Edges,
+    pub(crate) error: Option<TaskError>,
     /// The task driving an attempt that went asynchronous (or a backoff
     /// wait), kept to abort it when the node is cancelled. Attempts that
     /// finish within their first poll never get one.
     handle: Option<JoinHandle<()>>,
-    /// Index in `Core::spans` of the attempt in progress.
-    open_span: Option<u32>,
-    /// When it last became ready: a task paused while ready resumes with
+    /// When it last became ready, kept once the ready queue is ranked (the
+    /// FIFO keeps it in the queue): a task paused while ready resumes with
     /// the priority it had aged to.
     ready_since: Option<Instant>,
-    /// Whether it holds its demand against the budget (while running).
-    holds_budget: bool,
-    /// The state a paused task resumes to.
-    paused_from: Option<PausedFrom>,
     /// Its pause switch, made when a pause is first requested while it runs
     /// (the body reaches it through `Inputs::checkpoint`).
     control: Option<PauseControl>,
@@ -152,11 +168,13 @@ pub(crate) fn is_unit<T>() -> bool {
 /// is set or a task is paused, every ready task has the same effective
 /// priority at any instant (aging adds the same to all, and more to the
 /// older), so the ranked order is the ready order: a FIFO gives it for a
-/// push and a pop, with no id to copy. Nodes cancelled while queued stay in
-/// the FIFO and are skipped when popped. After that the policy's
-/// [`ReadySet`] ranks them (priorities with aging, within the budget).
+/// push and a pop, with no id to copy; it keeps each node's ready time
+/// (moved to the node when the queue becomes ranked), so that making a node
+/// ready writes nothing to the node but its state. Nodes cancelled while
+/// queued stay in the FIFO and are skipped when popped. After that the
+/// policy's [`ReadySet`] ranks them (priorities with aging, within the budget).
 enum Ready {
-    Fifo(VecDeque<u32>),
+    Fifo(VecDeque<(u32, Instant)>),
     Ranked(ReadySet),
 }
 
@@ -341,6 +359,7 @@ impl<T> Core<T> {
             body: (!state.is_terminal()).then_some(task.body),
             timeout: spec.timeout,
             spec,
+            n_deps: u32::try_from(deps.len()).expect("fewer than u32::MAX dependencies"),
             deps,
             dependents: Edges::default(),
             unmet,
@@ -348,6 +367,7 @@ impl<T> Core<T> {
             attempts: 0,
             start: None,
             end: None,
+            has_extras: error.is_some(),
             error,
             output: None,
             handle: None,
@@ -463,11 +483,11 @@ impl<T> Core<T> {
 
     /// Puts node `i` in the ready queue, ready since `since`.
     fn push_ready(&mut self, i: u32, since: Instant) {
-        self.node_mut(i).ready_since = Some(since);
         match &mut self.ready {
-            Ready::Fifo(queue) => queue.push_back(i),
+            Ready::Fifo(queue) => queue.push_back((i, since)),
             Ready::Ranked(set) => {
-                let node = &self.nodes[i as usize];
+                let node = &mut self.nodes[i as usize];
+                node.ready_since = Some(since);
                 set.insert(i, node.id.clone(), node.spec().priority, since);
             }
         }
@@ -480,6 +500,7 @@ impl<T> Core<T> {
             Ready::Fifo(queue) => {
                 let nodes = &self.nodes;
                 std::iter::from_fn(|| queue.pop_front())
+                    .map(|(i, _)| i)
                     .find(|&i| nodes[i as usize].state == TaskState::Ready)
             }
             Ready::Ranked(set) => {
@@ -508,10 +529,10 @@ impl<T> Core<T> {
         let queue = mem::take(queue);
         let mut set = ReadySet::new(self.aging.0, self.aging.1);
         set.reserve_nodes(self.nodes.len());
-        for i in queue {
-            let node = &self.nodes[i as usize];
+        for (i, since) in queue {
+            let node = &mut self.nodes[i as usize];
             if node.state == TaskState::Ready {
-                let since = node.ready_since.expect("a queued node has a ready time");
+                node.ready_since = Some(since);
                 set.insert(i, node.id.clone(), node.spec().priority, since);
             }
         }
@@ -588,7 +609,9 @@ impl<T> Core<T> {
     pub(crate) fn attach(&mut self, i: u32, handle: JoinHandle<()>) -> Option<JoinHandle<()>> {
         match self.node(i).state {
             TaskState::Running | TaskState::Paused => {
-                self.node_mut(i).handle = Some(handle);
+                let node = self.node_mut(i);
+                node.handle = Some(handle);
+                node.has_extras = true;
                 None
             }
             TaskState::Cancelled => Some(handle),
@@ -620,7 +643,7 @@ impl<T> Core<T> {
         let node = self.node(i);
         let outputs = if is_unit::<T>() {
             // Nothing to gather: the inputs read the shared output.
-            Outputs::Unit(node.deps.len())
+            Outputs::Unit(node.n_deps as usize)
         } else {
             Outputs::gather(
                 node.deps.len(),
@@ -698,21 +721,27 @@ impl<T> Core<T> {
         let released = self.release_budget(i);
         let node = self.node_mut(i);
         debug_assert!(!node.state.is_terminal());
-        if let Some(control) = node.control.take() {
-            // Wakes a body waiting at a checkpoint (its driver is aborted too).
-            control.cancel();
+        if node.has_extras {
+            if let Some(control) = node.control.take() {
+                // Wakes a body waiting at a checkpoint (its driver is aborted too).
+                control.cancel();
+            }
+            if let Some(h) = node.handle.take() {
+                // Our own driver is finishing: detach. Someone else's: abort.
+                if state == TaskState::Cancelled {
+                    fx.abort.push(h);
+                }
+            }
         }
         node.paused_from = None;
         node.state = state;
-        node.error = error;
+        if node.has_extras || error.is_some() {
+            // (Without extras, the error is `None` already.)
+            node.error = error;
+            node.has_extras = true;
+        }
         if node.start.is_some() {
             node.end = Some(now);
-        }
-        if let Some(h) = node.handle.take() {
-            // Our own driver is finishing: detach. Someone else's: abort.
-            if state == TaskState::Cancelled {
-                fx.abort.push(h);
-            }
         }
         if let Some(body) = node.body.take() {
             self.retired.push(body);
@@ -781,7 +810,9 @@ impl<T> Core<T> {
         let retry = &node.spec().retry;
         if node.attempts < retry.max_attempts() && !self.stopped {
             let delay = retry.jittered_backoff(node.attempts);
-            self.node_mut(i).error = Some(error);
+            let node = self.node_mut(i);
+            node.error = Some(error);
+            node.has_extras = true;
             return Some(delay);
         }
         self.fail(i, error, now, fx);
@@ -899,6 +930,7 @@ impl<T> Core<T> {
             }
             TaskState::Running => {
                 let node = self.node_mut(i);
+                node.has_extras = true;
                 let control = node.control.get_or_insert_with(PauseControl::new).clone();
                 control.request_pause();
                 Ok(Some(control))
@@ -1002,8 +1034,8 @@ impl<T> Core<T> {
         match &self.ready {
             Ready::Fifo(queue) => queue
                 .iter()
-                .take_while(|&&n| n != i)
-                .filter(|&&n| self.node(n).state == TaskState::Ready)
+                .take_while(|&&(n, _)| n != i)
+                .filter(|&&(n, _)| self.node(n).state == TaskState::Ready)
                 .count(),
             Ready::Ranked(set) => set.outranked_by(i, now),
         }
@@ -1024,5 +1056,19 @@ fn outcome_of(error: &TaskError) -> Outcome {
         TaskError::Panicked(_) => Outcome::Panicked,
         TaskError::Cancelled(_) => Outcome::Cancelled,
         _ => Outcome::Failed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_run_touches_per_task_is_in_the_first_128_bytes_of_a_node() {
+        type N = Node<Vec<u8>>;
+        assert_eq!(mem::align_of::<N>(), 128);
+        let hot_end = mem::offset_of!(N, end) + mem::size_of::<Option<Instant>>();
+        assert!(hot_end <= 128, "the hot fields end at {hot_end}");
+        assert!(mem::offset_of!(N, id) >= hot_end);
     }
 }
