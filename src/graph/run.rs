@@ -258,15 +258,17 @@ impl<T: Send + Sync + 'static> Shared<T> {
         }
     }
 
-    /// The future of one attempt: the body called with its inputs, and
-    /// the body, to give back (see [`AttemptStart`]). `spare` is the box of
-    /// a finished attempt, offered to the body (see [`BodyFuture`]).
+    /// The future of one attempt, begun at `began`: the body called with
+    /// its inputs, and the body, to give back (see [`AttemptStart`]).
+    /// `spare` is the box of a finished attempt, offered to the body (see
+    /// [`BodyFuture`]).
     fn attempt(
         self: &Arc<Self>,
         start: AttemptStart<T>,
+        began: Instant,
         spare: &mut Option<BodyFuture<T>>,
     ) -> (Attempt<T>, Body<T>) {
-        let deadline = start.timeout.map(|d| (crate::time::sleep(d), d));
+        let deadline = Deadline::new(began, start.timeout);
         let inputs = Inputs {
             node: start.node,
             attempt: start.attempt,
@@ -284,10 +286,10 @@ impl<T: Send + Sync + 'static> Shared<T> {
             id = %inputs.task_id(),
             attempt = start.attempt
         );
-        let span = Some(span).filter(|s| !s.is_disabled());
+        let span = Some(span).filter(|s| !s.is_disabled()).map(Box::new);
         let body = start.body;
         let call = || panic::catch_unwind(AssertUnwindSafe(|| body(inputs, spare)));
-        let called = match &span {
+        let called = match span.as_deref() {
             Some(span) => span.in_scope(call),
             None => call(),
         };
@@ -437,7 +439,7 @@ fn poll_batch<T: Send + Sync + 'static>(
         }
         first = false;
         let i = start.node;
-        let (mut attempt, body) = shared.attempt(start, &mut batch.spare);
+        let (mut attempt, body) = shared.attempt(start, now, &mut batch.spare);
         match Pin::new(&mut attempt).poll(cx) {
             Poll::Ready(result) => {
                 let failed = result.is_err();
@@ -529,12 +531,15 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
             Resume::Attempt(attempt) => attempt.await.map(|out| shared.share(out)),
             Resume::Backoff(delay) => {
                 crate::time::sleep(delay).await;
-                let begun = shared
-                    .lock()
-                    .retry_attempt(i, Instant::now(), lane::current());
+                let (now, begun) = {
+                    let mut core = shared.lock();
+                    // Under the lock, as in `run_ready`.
+                    let now = Instant::now();
+                    (now, core.retry_attempt(i, now, lane::current()))
+                };
                 match begun {
                     Ok(start) => {
-                        let (attempt, body) = shared.attempt(start, &mut None);
+                        let (attempt, body) = shared.attempt(start, now, &mut None);
                         // Given back before the attempt can end (see
                         // `Shared::drive_apart`).
                         shared.lock().give_back(i, body);
@@ -558,18 +563,52 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
 
 /// One attempt: the body's future, with panics caught and the timeout
 /// applied. `Unpin` and movable, so a runner can poll it once in place and
-/// hand it to a driver task if it is not done.
+/// hand it to a driver task if it is not done. Small (what is rare is
+/// boxed), since a runner makes and moves one per task.
 enum Attempt<T> {
     Running {
         body: BodyFuture<T>,
-        /// The timeout's timer and length.
-        deadline: Option<(Sleep, Duration)>,
+        deadline: Deadline,
         /// The `tracing` span of this attempt, entered while it is polled
         /// (`None` if no subscriber wants it).
-        span: Option<tracing::Span>,
+        span: Option<Box<tracing::Span>>,
     },
     /// Ended before its first poll (the body panicked building its future).
     Over(Option<TaskError>),
+}
+
+/// An attempt's time limit: when it expires and its length, and the timer,
+/// made when a poll first finds the body not done (an attempt done in its
+/// first poll, the common case, never makes one).
+struct Deadline {
+    expires: Option<(Instant, Duration)>,
+    timer: Option<Box<Sleep>>,
+}
+
+impl Deadline {
+    /// The limit of an attempt begun at `began` (none if `timeout` is none,
+    /// or too long for an `Instant`: such an attempt never times out).
+    #[inline]
+    fn new(began: Instant, timeout: Option<Duration>) -> Self {
+        let expires = match timeout {
+            None => None,
+            Some(d) => began.checked_add(d).map(|at| (at, d)),
+        };
+        Deadline {
+            expires,
+            timer: None,
+        }
+    }
+
+    /// Whether the attempt has run out of time; if not, the timer will
+    /// wake the task polling it when it does.
+    fn poll_expired(&mut self, cx: &mut Context<'_>) -> Option<Duration> {
+        let (at, d) = self.expires?;
+        let timer = self
+            .timer
+            .get_or_insert_with(|| Box::new(crate::time::sleep_until(at)));
+        Pin::new(&mut **timer).poll(cx).is_ready().then_some(d)
+    }
 }
 
 impl<T> Future for Attempt<T> {
@@ -583,18 +622,16 @@ impl<T> Future for Attempt<T> {
                 deadline,
                 span,
             } => {
-                let _entered = span.as_ref().map(tracing::Span::enter);
+                let _entered = span.as_deref().map(tracing::Span::enter);
                 match panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
                     Ok(Poll::Ready(result)) => return Poll::Ready(result.map_err(TaskError::from)),
                     Ok(Poll::Pending) => {}
                     Err(payload) => return Poll::Ready(Err(panic_error(payload))),
                 }
-                if let Some((timer, d)) = deadline {
-                    if Pin::new(timer).poll(cx).is_ready() {
-                        return Poll::Ready(Err(TaskError::TimedOut(*d)));
-                    }
+                match deadline.poll_expired(cx) {
+                    Some(d) => Poll::Ready(Err(TaskError::TimedOut(d))),
+                    None => Poll::Pending,
                 }
-                Poll::Pending
             }
         }
     }
