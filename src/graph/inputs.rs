@@ -40,7 +40,9 @@ pub struct Inputs<T> {
     pub(crate) node: u32,
     pub(crate) attempt: u32,
     pub(crate) outputs: Outputs<T>,
-    pub(crate) run: RunHandle<T>,
+    /// The run, through the handle of the runner that began the attempt
+    /// (see `run.rs`).
+    pub(crate) run: Arc<RunHandle<T>>,
     /// The task's spec, fetched on first use (see above).
     pub(crate) spec: OnceLock<Arc<Spec>>,
 }

@@ -258,52 +258,6 @@ impl<T: Send + Sync + 'static> Shared<T> {
         }
     }
 
-    /// The future of one attempt, begun at `began`: the body called with
-    /// its inputs, and the body, to give back (see [`AttemptStart`]).
-    /// `spare` is the box of a finished attempt, offered to the body (see
-    /// [`BodyFuture`]).
-    fn attempt(
-        self: &Arc<Self>,
-        start: AttemptStart<T>,
-        began: Instant,
-        spare: &mut Option<BodyFuture<T>>,
-    ) -> (Attempt<T>, Body<T>) {
-        let deadline = Deadline::new(began, start.timeout);
-        let inputs = Inputs {
-            node: start.node,
-            attempt: start.attempt,
-            outputs: start.outputs,
-            run: RunHandle {
-                shared: Arc::clone(self),
-            },
-            spec: OnceLock::new(),
-        };
-        // With no subscriber interested, building the span is one relaxed
-        // load (the callsite's cached interest) and the id is not fetched;
-        // a disabled span is then not kept, so entering it costs nothing.
-        let span = tracing::debug_span!(
-            "graph_task",
-            id = %inputs.task_id(),
-            attempt = start.attempt
-        );
-        let span = Some(span).filter(|s| !s.is_disabled()).map(Box::new);
-        let body = start.body;
-        let call = || panic::catch_unwind(AssertUnwindSafe(|| body(inputs, spare)));
-        let called = match span.as_deref() {
-            Some(span) => span.in_scope(call),
-            None => call(),
-        };
-        let attempt = match called {
-            Ok(body) => Attempt::Running {
-                body,
-                deadline,
-                span,
-            },
-            Err(payload) => Attempt::Over(Some(panic_error(payload))),
-        };
-        (attempt, body)
-    }
-
     /// Continues node `i` in a task of its own (an attempt that went
     /// asynchronous, begun at `began`, whose body is given back; or a wait
     /// before a retry), kept so cancel can abort it. The body goes back
@@ -345,20 +299,28 @@ struct Ran<T> {
 }
 
 /// A runner's attempts: begun and not yet polled, polled to their end and
-/// not yet recorded, and the box of the last one that finished, kept for
-/// the next body (see [`BodyFuture`]).
+/// not yet recorded, the box of the last one that finished, kept for the
+/// next body (see [`BodyFuture`]), and the runner's link to the run.
 struct Batch<T> {
     begun: Vec<AttemptStart<T>>,
     ran: Vec<Ran<T>>,
     spare: Option<BodyFuture<T>>,
+    /// The run handle the inputs of this runner's attempts share: each
+    /// attempt counts a reference to it, on a line of the runner's own,
+    /// rather than to the run, whose count every runner would write for
+    /// every task (a line moving between cores, next to the run's lock).
+    link: Arc<RunHandle<T>>,
 }
 
 impl<T> Batch<T> {
-    fn new(begun: Vec<AttemptStart<T>>) -> Self {
+    fn new(shared: &Arc<Shared<T>>, begun: Vec<AttemptStart<T>>) -> Self {
         Batch {
             ran: Vec::with_capacity(begun.len().max(MAX_BATCH)),
             begun,
             spare: None,
+            link: Arc::new(RunHandle {
+                shared: Arc::clone(shared),
+            }),
         }
     }
 }
@@ -372,7 +334,7 @@ impl<T> Batch<T> {
 /// when no node is ready (see `core.rs` for why no ready node is then
 /// forgotten).
 async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
-    let mut batch = Batch::new(Vec::with_capacity(MAX_BATCH));
+    let mut batch = Batch::new(&shared, Vec::with_capacity(MAX_BATCH));
     let mut budget = RUNNER_BUDGET;
     loop {
         let mut fx = Effects::default();
@@ -439,7 +401,7 @@ fn poll_batch<T: Send + Sync + 'static>(
         }
         first = false;
         let i = start.node;
-        let (mut attempt, body) = shared.attempt(start, now, &mut batch.spare);
+        let (mut attempt, body) = attempt(&batch.link, start, now, &mut batch.spare);
         match Pin::new(&mut attempt).poll(cx) {
             Poll::Ready(result) => {
                 let failed = result.is_err();
@@ -469,7 +431,7 @@ fn poll_batch<T: Send + Sync + 'static>(
 
 /// Runs attempts a runner handed off (see [`poll_batch`]) and records them.
 async fn run_apart<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, begun: Vec<AttemptStart<T>>) {
-    let mut batch = Batch::new(begun);
+    let mut batch = Batch::new(&shared, begun);
     while !batch.begun.is_empty() {
         in_context(|cx| poll_batch(&shared, &mut batch, Instant::now(), cx)).await;
         let mut fx = Effects::default();
@@ -515,6 +477,50 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
     }
 }
 
+/// The future of one attempt, begun at `began`: the body called with
+/// its inputs (which share `link`), and the body, to give back (see [`AttemptStart`]).
+/// `spare` is the box of a finished attempt, offered to the body (see
+/// [`BodyFuture`]).
+fn attempt<T: Send + Sync + 'static>(
+    link: &Arc<RunHandle<T>>,
+    start: AttemptStart<T>,
+    began: Instant,
+    spare: &mut Option<BodyFuture<T>>,
+) -> (Attempt<T>, Body<T>) {
+    let deadline = Deadline::new(began, start.timeout);
+    let inputs = Inputs {
+        node: start.node,
+        attempt: start.attempt,
+        outputs: start.outputs,
+        run: Arc::clone(link),
+        spec: OnceLock::new(),
+    };
+    // With no subscriber interested, building the span is one relaxed
+    // load (the callsite's cached interest) and the id is not fetched;
+    // a disabled span is then not kept, so entering it costs nothing.
+    let span = tracing::debug_span!(
+        "graph_task",
+        id = %inputs.task_id(),
+        attempt = start.attempt
+    );
+    let span = Some(span).filter(|s| !s.is_disabled()).map(Box::new);
+    let body = start.body;
+    let call = || panic::catch_unwind(AssertUnwindSafe(|| body(inputs, spare)));
+    let called = match span.as_deref() {
+        Some(span) => span.in_scope(call),
+        None => call(),
+    };
+    let attempt = match called {
+        Ok(body) => Attempt::Running {
+            body,
+            deadline,
+            span,
+        },
+        Err(payload) => Attempt::Over(Some(panic_error(payload))),
+    };
+    (attempt, body)
+}
+
 /// Where a driver picks node `i` up.
 enum Resume<T> {
     /// An attempt under way.
@@ -539,7 +545,10 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
                 };
                 match begun {
                     Ok(start) => {
-                        let (attempt, body) = shared.attempt(start, now, &mut None);
+                        let link = Arc::new(RunHandle {
+                            shared: Arc::clone(&shared),
+                        });
+                        let (attempt, body) = attempt(&link, start, now, &mut None);
                         // Given back before the attempt can end (see
                         // `Shared::drive_apart`).
                         shared.lock().give_back(i, body);
