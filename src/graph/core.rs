@@ -463,6 +463,7 @@ impl<T> Core<T> {
 
     /// Gives back the body lent to an attempt of node `i` (see
     /// [`AttemptStart`]); retired if the node ended meanwhile.
+    #[inline]
     pub(crate) fn give_back(&mut self, i: u32, body: Body<T>) {
         let node = self.node_mut(i);
         if node.state.is_terminal() {
@@ -482,6 +483,7 @@ impl<T> Core<T> {
     }
 
     /// Puts node `i` in the ready queue, ready since `since`.
+    #[inline]
     fn push_ready(&mut self, i: u32, since: Instant) {
         match &mut self.ready {
             Ready::Fifo(queue) => queue.push_back((i, since)),
@@ -540,6 +542,7 @@ impl<T> Core<T> {
     }
 
     /// Asks for runners while ready nodes outnumber them (see the module docs).
+    #[inline]
     pub(crate) fn wake_runners(&mut self, fx: &mut Effects) {
         let queued = u32::try_from(self.ready.len()).unwrap_or(u32::MAX);
         let wanted = queued.min(self.max_runners).saturating_sub(self.runners);
@@ -592,6 +595,7 @@ impl<T> Core<T> {
     /// The attempt in progress of node `i` actually began at `at`: a runner
     /// begins a batch of attempts under the lock and polls them one after
     /// the other.
+    #[inline]
     pub(crate) fn began_at(&mut self, i: u32, at: Instant) {
         let node = self.node_mut(i);
         if let Some(s) = node.open_span {
@@ -639,6 +643,7 @@ impl<T> Core<T> {
     }
 
     /// Marks node `i` running, opens its attempt's span and gathers its inputs.
+    #[inline]
     fn start_attempt(&mut self, i: u32, now: Instant, lane: u32) -> AttemptStart<T> {
         let node = self.node(i);
         let outputs = if is_unit::<T>() {
@@ -681,6 +686,7 @@ impl<T> Core<T> {
     /// next attempt if the node is to be retried.
     /// An `Ok(None)` is the output of a unit-like `T`, which the runner
     /// put in [`Core::unit`].
+    #[inline]
     pub(crate) fn finish_attempt(
         &mut self,
         i: u32,
@@ -698,6 +704,7 @@ impl<T> Core<T> {
     }
 
     /// Closes the span of node `i`'s attempt in progress, if any.
+    #[inline]
     fn close_span(&mut self, i: u32, now: Instant, outcome: Outcome) {
         if let Some(s) = self.node_mut(i).open_span.take() {
             let span = &mut self.spans[s as usize];
@@ -707,6 +714,7 @@ impl<T> Core<T> {
     }
 
     /// Moves node `i` into terminal `state`.
+    #[inline]
     fn settle(
         &mut self,
         i: u32,
@@ -758,6 +766,7 @@ impl<T> Core<T> {
     }
 
     /// Gives back node `i`'s demand if it holds one; says whether it did.
+    #[inline]
     fn release_budget(&mut self, i: u32) -> bool {
         let node = &mut self.nodes[i as usize];
         if !std::mem::take(&mut node.holds_budget) {
@@ -769,6 +778,7 @@ impl<T> Core<T> {
 
     /// The attempt of node `i` produced `output`. Releases dependents by
     /// decrementing their counters: O(out-degree).
+    #[inline]
     fn complete(&mut self, i: u32, output: Option<Arc<T>>, now: Instant, fx: &mut Effects) {
         if !self.node(i).attempt_counts() {
             return; // cancelled while the attempt ran: the output is dropped
