@@ -304,7 +304,9 @@ struct Ran<T> {
 struct Batch<T> {
     begun: Vec<AttemptStart<T>>,
     ran: Vec<Ran<T>>,
-    spare: Option<BodyFuture<T>>,
+    /// Where each body makes its future (see [`Body`]); it keeps the box
+    /// of the last attempt that finished, for the next.
+    slot: Option<BodyFuture<T>>,
     /// The run handle the inputs of this runner's attempts share: each
     /// attempt counts a reference to it, on a line of the runner's own,
     /// rather than to the run, whose count every runner would write for
@@ -317,7 +319,7 @@ impl<T> Batch<T> {
         Batch {
             ran: Vec::with_capacity(begun.len().max(MAX_BATCH)),
             begun,
-            spare: None,
+            slot: None,
             link: Arc::new(RunHandle {
                 shared: Arc::clone(shared),
             }),
@@ -401,9 +403,9 @@ fn poll_batch<T: Send + Sync + 'static>(
         }
         first = false;
         let i = start.node;
-        let (mut attempt, body) = attempt(&batch.link, start, now, &mut batch.spare);
-        match Pin::new(&mut attempt).poll(cx) {
-            Poll::Ready(result) => {
+        let (begun, body) = begin(&batch.link, start, now, &mut batch.slot, cx);
+        match begun {
+            Begun::Over(result) => {
                 let failed = result.is_err();
                 batch.ran.push(Ran {
                     node: i,
@@ -412,9 +414,6 @@ fn poll_batch<T: Send + Sync + 'static>(
                     began: now,
                     ended: None,
                 });
-                if let Attempt::Running { body, .. } = attempt {
-                    batch.spare = Some(body);
-                }
                 if failed {
                     // Rare: the rest waits for the failure to be recorded.
                     let rest: Vec<_> = starts.collect();
@@ -422,7 +421,7 @@ fn poll_batch<T: Send + Sync + 'static>(
                     return;
                 }
             }
-            Poll::Pending => {
+            Begun::Pending(attempt) => {
                 shared.drive_apart(i, Resume::Attempt(attempt), Some((now, body)));
             }
         }
@@ -441,15 +440,9 @@ async fn run_apart<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, begun: Vec<
 }
 
 /// Calls `f` once with the current task's context.
-async fn in_context(f: impl FnOnce(&mut Context<'_>)) {
+async fn in_context<R>(f: impl FnOnce(&mut Context<'_>) -> R) -> R {
     let mut f = Some(f);
-    std::future::poll_fn(|cx| {
-        if let Some(f) = f.take() {
-            f(cx);
-        }
-        Poll::Ready(())
-    })
-    .await
+    std::future::poll_fn(|cx| Poll::Ready(f.take().expect("polled once")(cx))).await
 }
 
 /// Records the attempts a runner polled to their end (the last ended at
@@ -477,48 +470,64 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
     }
 }
 
-/// The future of one attempt, begun at `began`: the body called with
-/// its inputs (which share `link`), and the body, to give back (see [`AttemptStart`]).
-/// `spare` is the box of a finished attempt, offered to the body (see
-/// [`BodyFuture`]).
-fn attempt<T: Send + Sync + 'static>(
+/// Begins an attempt at `began`: calls the body with its inputs (which
+/// share `link`), making its future in `slot` and polling it once with
+/// `cx` (see [`Body`]). Gives the result if the attempt is over (done, or
+/// it panicked), or the attempt to poll again, and the body, to give back
+/// (see [`AttemptStart`]).
+fn begin<T: Send + Sync + 'static>(
     link: &Arc<RunHandle<T>>,
     start: AttemptStart<T>,
     began: Instant,
-    spare: &mut Option<BodyFuture<T>>,
-) -> (Attempt<T>, Body<T>) {
-    let deadline = Deadline::new(began, start.timeout);
+    slot: &mut Option<BodyFuture<T>>,
+    cx: &mut Context<'_>,
+) -> (Begun<T>, Body<T>) {
+    let AttemptStart {
+        node,
+        body,
+        timeout,
+        attempt,
+        outputs,
+    } = start;
     let inputs = Inputs {
-        node: start.node,
-        attempt: start.attempt,
-        outputs: start.outputs,
+        node,
+        attempt,
+        outputs,
         run: Arc::clone(link),
         spec: OnceLock::new(),
     };
     // With no subscriber interested, building the span is one relaxed
     // load (the callsite's cached interest) and the id is not fetched;
     // a disabled span is then not kept, so entering it costs nothing.
-    let span = tracing::debug_span!(
-        "graph_task",
-        id = %inputs.task_id(),
-        attempt = start.attempt
-    );
+    let span = tracing::debug_span!("graph_task", id = %inputs.task_id(), attempt);
     let span = Some(span).filter(|s| !s.is_disabled()).map(Box::new);
-    let body = start.body;
-    let call = || panic::catch_unwind(AssertUnwindSafe(|| body(inputs, spare)));
+    let call = || panic::catch_unwind(AssertUnwindSafe(|| body(inputs, slot, cx)));
     let called = match span.as_deref() {
         Some(span) => span.in_scope(call),
         None => call(),
     };
-    let attempt = match called {
-        Ok(body) => Attempt::Running {
-            body,
-            deadline,
+    let begun = match called {
+        Ok(Poll::Ready(result)) => Begun::Over(result.map_err(TaskError::from)),
+        Ok(Poll::Pending) => Begun::Pending(Attempt {
+            body: slot
+                .take()
+                .expect("a pending body left its future in the slot"),
+            deadline: Deadline::new(began, timeout),
             span,
-        },
-        Err(payload) => Attempt::Over(Some(panic_error(payload))),
+        }),
+        // The future that panicked, if any, is dropped when the slot is
+        // next filled.
+        Err(payload) => Begun::Over(Err(panic_error(payload))),
     };
-    (attempt, body)
+    (begun, body)
+}
+
+/// What [`begin`] gives.
+enum Begun<T> {
+    /// The attempt is over: done in its first poll, or it panicked.
+    Over(Result<T, TaskError>),
+    /// The attempt is under way.
+    Pending(Attempt<T>),
 }
 
 /// Where a driver picks node `i` up.
@@ -548,11 +557,16 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
                         let link = Arc::new(RunHandle {
                             shared: Arc::clone(&shared),
                         });
-                        let (attempt, body) = attempt(&link, start, now, &mut None);
+                        let (begun, body) =
+                            in_context(|cx| begin(&link, start, now, &mut None, cx)).await;
                         // Given back before the attempt can end (see
                         // `Shared::drive_apart`).
                         shared.lock().give_back(i, body);
-                        attempt.await.map(|out| shared.share(out))
+                        let result = match begun {
+                            Begun::Over(result) => result,
+                            Begun::Pending(attempt) => attempt.await,
+                        };
+                        result.map(|out| shared.share(out))
                     }
                     Err(fx) => return shared.apply(fx),
                 }
@@ -570,20 +584,15 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
     }
 }
 
-/// One attempt: the body's future, with panics caught and the timeout
-/// applied. `Unpin` and movable, so a runner can poll it once in place and
-/// hand it to a driver task if it is not done. Small (what is rare is
-/// boxed), since a runner makes and moves one per task.
-enum Attempt<T> {
-    Running {
-        body: BodyFuture<T>,
-        deadline: Deadline,
-        /// The `tracing` span of this attempt, entered while it is polled
-        /// (`None` if no subscriber wants it).
-        span: Option<Box<tracing::Span>>,
-    },
-    /// Ended before its first poll (the body panicked building its future).
-    Over(Option<TaskError>),
+/// An attempt under way (its body's future was not done in its first
+/// poll): the future, with panics caught and the timeout applied. `Unpin`
+/// and movable, so that a runner can hand it to a driver task.
+struct Attempt<T> {
+    body: BodyFuture<T>,
+    deadline: Deadline,
+    /// The `tracing` span of this attempt, entered while it is polled
+    /// (`None` if no subscriber wants it).
+    span: Option<Box<tracing::Span>>,
 }
 
 /// An attempt's time limit: when it expires and its length, and the timer,
@@ -624,24 +633,20 @@ impl<T> Future for Attempt<T> {
     type Output = Result<T, TaskError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.get_mut() {
-            Attempt::Over(error) => Poll::Ready(Err(error.take().expect("polled after the end"))),
-            Attempt::Running {
-                body,
-                deadline,
-                span,
-            } => {
-                let _entered = span.as_deref().map(tracing::Span::enter);
-                match panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
-                    Ok(Poll::Ready(result)) => return Poll::Ready(result.map_err(TaskError::from)),
-                    Ok(Poll::Pending) => {}
-                    Err(payload) => return Poll::Ready(Err(panic_error(payload))),
-                }
-                match deadline.poll_expired(cx) {
-                    Some(d) => Poll::Ready(Err(TaskError::TimedOut(d))),
-                    None => Poll::Pending,
-                }
-            }
+        let Attempt {
+            body,
+            deadline,
+            span,
+        } = self.get_mut();
+        let _entered = span.as_deref().map(tracing::Span::enter);
+        match panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
+            Ok(Poll::Ready(result)) => return Poll::Ready(result.map_err(TaskError::from)),
+            Ok(Poll::Pending) => {}
+            Err(payload) => return Poll::Ready(Err(panic_error(payload))),
+        }
+        match deadline.poll_expired(cx) {
+            Some(d) => Poll::Ready(Err(TaskError::TimedOut(d))),
+            None => Poll::Pending,
         }
     }
 }
