@@ -33,8 +33,8 @@ use super::{Blocked, Demand, PauseControl, PauseError, PausedFrom, ReadySet, Sch
 use super::{CancelReason, GraphError, RetryPolicy, TaskError, TaskId, TaskState};
 use crate::JoinHandle;
 
-/// What a task is, besides its body, fixed once added. Kept for the whole
-/// run; an attempt's [`Inputs`](super::Inputs) fetches it (one reference
+/// What a task is, besides its body, fixed once added. Kept until the task
+/// ends; an attempt's [`Inputs`](super::Inputs) fetches it (one reference
 /// count, under the lock) only if the body asks for its id or looks a
 /// dependency up by id, so a body that does neither never touches it.
 pub(crate) struct Spec {
@@ -88,9 +88,11 @@ pub(crate) struct Node<T> {
     pub(crate) dependents: Edges,
     pub(crate) start: Option<Instant>,
     pub(crate) end: Option<Instant>,
+    /// Retired with the body when the node ends (it is most of a task's
+    /// memory; see [`Core::spec_of`] for inputs that ask later).
+    spec: Option<Arc<Spec>>,
     // Cold: not read or written when a task runs without trouble.
     pub(crate) id: TaskId,
-    spec: Arc<Spec>,
     /// Dependencies by index, in the order of `spec.dep_ids`.
     pub(crate) deps: Edges,
     pub(crate) error: Option<TaskError>,
@@ -109,7 +111,9 @@ pub(crate) struct Node<T> {
 
 impl<T> Node<T> {
     fn spec(&self) -> &Spec {
-        &self.spec
+        self.spec
+            .as_deref()
+            .expect("a node that has not ended keeps its spec")
     }
 
     /// Whether its attempt in progress (if any) still counts: running, or
@@ -157,6 +161,10 @@ pub(crate) struct AttemptStart<T> {
     pub(crate) attempt: u32,
     pub(crate) outputs: Outputs<T>,
 }
+
+/// What a node leaves when it ends, to drop outside the lock (see
+/// `Core::retired`).
+pub(crate) type Retired<T> = (Option<Body<T>>, Option<Arc<Spec>>);
 
 /// Whether every value of `T` is alike and dropping one does nothing (as
 /// `()`): then all tasks share one output (see [`Core::output`]).
@@ -209,13 +217,14 @@ pub(crate) struct Core<T> {
     pub(crate) fail_fast: bool,
     pub(crate) spans: Vec<Span>,
     pub(crate) finished_at: Option<Instant>,
-    /// Bodies of nodes that ended. Dropped together by whoever sees the run
-    /// end ([`Core::take_retired`]), outside the lock (dropping a body runs
-    /// its captures' destructors, which may call into the run), and not one
-    /// by one on the workers: they were allocated by the thread that built
-    /// the graph, and freeing memory of another thread's arena costs the
-    /// allocator several times a local free.
-    retired: Vec<Body<T>>,
+    /// Bodies and specs of nodes that ended (a body lent to an attempt when
+    /// its node ended comes back alone). Dropped together by whoever sees
+    /// the run end ([`Core::take_retired`]), outside the lock (dropping a
+    /// body runs its captures' destructors, which may call into the run),
+    /// and not one by one on the workers: they were allocated by the thread
+    /// that built the graph, and freeing memory of another thread's arena
+    /// costs the allocator several times a local free.
+    retired: Vec<Retired<T>>,
     /// The one output every completed task shares when `T` is unit-like
     /// ([`is_unit`]): set by the first to complete, and shared with the
     /// runners (which set it) and every attempt's inputs.
@@ -358,7 +367,7 @@ impl<T> Core<T> {
             id: spec.id.clone(),
             body: (!state.is_terminal()).then_some(task.body),
             timeout: spec.timeout,
-            spec,
+            spec: (!state.is_terminal()).then_some(spec),
             n_deps: u32::try_from(deps.len()).expect("fewer than u32::MAX dependencies"),
             deps,
             dependents: Edges::default(),
@@ -440,15 +449,28 @@ impl<T> Core<T> {
         }
     }
 
-    /// The bodies of the nodes that ended since the last call, for the
-    /// caller to drop outside the lock.
-    pub(crate) fn take_retired(&mut self) -> Vec<Body<T>> {
+    /// The bodies and specs of the nodes that ended since the last call,
+    /// for the caller to drop outside the lock.
+    pub(crate) fn take_retired(&mut self) -> Vec<Retired<T>> {
         mem::take(&mut self.retired)
     }
 
-    /// The spec of node `i`, for an attempt's inputs.
+    /// The spec of node `i`, for an attempt's inputs, which read only its
+    /// ids: made again from the graph if the node has ended (an attempt
+    /// cancelled while its body ran, or inputs kept beyond the attempt).
     pub(crate) fn spec_of(&self, i: u32) -> Arc<Spec> {
-        Arc::clone(&self.node(i).spec)
+        let node = self.node(i);
+        if let Some(spec) = &node.spec {
+            return Arc::clone(spec);
+        }
+        Arc::new(Spec {
+            id: node.id.clone(),
+            dep_ids: node.deps.iter().map(|&d| self.node(d).id.clone()).collect(),
+            retry: RetryPolicy::default(),
+            timeout: None,
+            priority: 0,
+            demand: Demand::new(),
+        })
     }
 
     /// The output of node `i`, if it completed.
@@ -467,7 +489,7 @@ impl<T> Core<T> {
     pub(crate) fn give_back(&mut self, i: u32, body: Body<T>) {
         let node = self.node_mut(i);
         if node.state.is_terminal() {
-            self.retired.push(body);
+            self.retired.push((Some(body), None));
         } else {
             debug_assert!(node.body.is_none(), "one attempt at a time");
             node.body = Some(body);
@@ -751,9 +773,8 @@ impl<T> Core<T> {
         if node.start.is_some() {
             node.end = Some(now);
         }
-        if let Some(body) = node.body.take() {
-            self.retired.push(body);
-        }
+        let retired = (node.body.take(), node.spec.take());
+        self.retired.push(retired);
         self.live -= 1;
         fx.changed = true;
         if self.live == 0 {
@@ -772,7 +793,7 @@ impl<T> Core<T> {
         if !std::mem::take(&mut node.holds_budget) {
             return false;
         }
-        self.budget.release(&node.spec.demand);
+        self.budget.release(&node.spec().demand);
         true
     }
 
@@ -1077,7 +1098,7 @@ mod tests {
     fn what_a_run_touches_per_task_is_in_the_first_128_bytes_of_a_node() {
         type N = Node<Vec<u8>>;
         assert_eq!(mem::align_of::<N>(), 128);
-        let hot_end = mem::offset_of!(N, end) + mem::size_of::<Option<Instant>>();
+        let hot_end = mem::offset_of!(N, spec) + mem::size_of::<Option<Arc<Spec>>>();
         assert!(hot_end <= 128, "the hot fields end at {hot_end}");
         assert!(mem::offset_of!(N, id) >= hot_end);
     }
