@@ -187,6 +187,18 @@ enum Ready {
 }
 
 impl Ready {
+    /// Queues `node`, node `i`, ready since `since`.
+    #[inline]
+    fn push<T>(&mut self, i: u32, node: &mut Node<T>, since: Instant) {
+        match self {
+            Ready::Fifo(queue) => queue.push_back((i, since)),
+            Ready::Ranked(set) => {
+                node.ready_since = Some(since);
+                set.insert(i, node.id.clone(), node.spec().priority, since);
+            }
+        }
+    }
+
     fn len(&self) -> usize {
         match self {
             Ready::Fifo(queue) => queue.len(),
@@ -507,14 +519,7 @@ impl<T> Core<T> {
     /// Puts node `i` in the ready queue, ready since `since`.
     #[inline]
     fn push_ready(&mut self, i: u32, since: Instant) {
-        match &mut self.ready {
-            Ready::Fifo(queue) => queue.push_back((i, since)),
-            Ready::Ranked(set) => {
-                let node = &mut self.nodes[i as usize];
-                node.ready_since = Some(since);
-                set.insert(i, node.id.clone(), node.spec().priority, since);
-            }
-        }
+        self.ready.push(i, &mut self.nodes[i as usize], since);
     }
 
     /// The ready node to start next, if one fits the budget; with a FIFO
@@ -808,20 +813,97 @@ impl<T> Core<T> {
         debug_assert!(output.is_some() || self.unit.get().is_some());
         self.node_mut(i).output = output;
         self.settle(i, TaskState::Completed, None, now, fx);
-        let dependents = mem::take(&mut self.node_mut(i).dependents);
-        for &d in dependents.iter() {
-            let dep = self.node_mut(d);
+        self.release_dependents(i, now);
+        self.wake_runners(fx);
+    }
+
+    /// Node `i` completed: decrements its dependents' counters of unmet
+    /// dependencies and queues those that reach zero.
+    #[inline]
+    fn release_dependents(&mut self, i: u32, now: Instant) {
+        // Dependents come after `i` (see the module docs): borrowing the
+        // two sides apart reads `i`'s list in place.
+        let (done, later) = self.nodes.split_at_mut(i as usize + 1);
+        for &d in done[i as usize].dependents.iter() {
+            let dep = &mut later[(d - i - 1) as usize];
             let paused_pending = dep.paused_from == Some(PausedFrom::Pending);
             if dep.state == TaskState::Pending || paused_pending {
                 dep.unmet -= 1;
                 // A paused one becomes ready when it is resumed.
                 if dep.unmet == 0 && !paused_pending {
                     dep.state = TaskState::Ready;
-                    self.push_ready(d, now);
+                    self.ready.push(d, dep, now);
                 }
             }
         }
-        self.node_mut(i).dependents = dependents;
+    }
+
+    /// Records an attempt of node `i` that a runner polled to its end,
+    /// begun at `began` and ended at `ended`: gives its body back and
+    /// finishes it (see [`Core::finish_attempt`]). The common case, the
+    /// attempt completed and the node, running, never had a budget, an
+    /// error, a driver or a pause switch, takes a short path that does
+    /// what `complete` and `settle` would, reading only the node's hot
+    /// lines, its span and its dependents.
+    #[inline]
+    pub(crate) fn attempt_ran(
+        &mut self,
+        i: u32,
+        body: Body<T>,
+        (began, ended): (Instant, Instant),
+        result: Result<Option<Arc<T>>, TaskError>,
+        fx: &mut Effects,
+    ) -> Option<Duration> {
+        let node = self.node(i);
+        let plain = node.state == TaskState::Running && !node.has_extras && !node.holds_budget;
+        match result {
+            Ok(output) if plain => {
+                self.completed_plain(i, body, (began, ended), output, fx);
+                None
+            }
+            result => {
+                self.give_back(i, body);
+                self.began_at(i, began);
+                self.finish_attempt(i, result, ended, fx)
+            }
+        }
+    }
+
+    /// The short path of [`Core::attempt_ran`].
+    #[inline]
+    fn completed_plain(
+        &mut self,
+        i: u32,
+        body: Body<T>,
+        (began, ended): (Instant, Instant),
+        output: Option<Arc<T>>,
+        fx: &mut Effects,
+    ) {
+        debug_assert!(output.is_some() || self.unit.get().is_some());
+        let node = self.node_mut(i);
+        debug_assert!(node.paused_from.is_none() && node.error.is_none());
+        if node.attempts == 1 {
+            node.start = Some(began);
+        }
+        node.end = Some(ended);
+        node.output = output;
+        node.state = TaskState::Completed;
+        let span = node.open_span.take();
+        let retired = (Some(body), node.spec.take());
+        self.retired.push(retired);
+        if let Some(s) = span {
+            let span = &mut self.spans[s as usize];
+            span.start = began;
+            span.end = Some(ended);
+            span.outcome = Outcome::Completed;
+        }
+        self.live -= 1;
+        fx.changed = true;
+        if self.live == 0 {
+            self.finished_at = Some(ended);
+            fx.finished = true;
+        }
+        self.release_dependents(i, ended);
         self.wake_runners(fx);
     }
 

@@ -226,11 +226,17 @@ impl<T: Send + Sync + 'static> Shared<T> {
         for _ in 0..fx.runners {
             crate::spawn(run_ready(Arc::clone(self))).detach();
         }
-        for (i, delay) in fx.retries {
-            self.drive_apart(i, Resume::Backoff(delay), None);
+        // (Checked first: most transitions have neither, and an empty
+        // vector is cheaper to test than to iterate and drop.)
+        if !fx.retries.is_empty() {
+            for (i, delay) in fx.retries {
+                self.drive_apart(i, Resume::Backoff(delay), None);
+            }
         }
-        for mut handle in fx.abort {
-            handle.abort();
+        if !fx.abort.is_empty() {
+            for mut handle in fx.abort {
+                handle.abort();
+            }
         }
         // SeqCst pairs with the increment in `wait`: a watcher registered
         // before our transition is seen here, or it saw the transition itself.
@@ -452,10 +458,8 @@ async fn in_context<R>(f: impl FnOnce(&mut Context<'_>) -> R) -> R {
 /// start, and their bodies go back to be retired.
 fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Effects) {
     for r in batch.ran.drain(..) {
-        core.give_back(r.node, r.body);
-        core.began_at(r.node, r.began);
-        let ended = r.ended.unwrap_or(now);
-        if let Some(delay) = core.finish_attempt(r.node, r.result, ended, fx) {
+        let times = (r.began, r.ended.unwrap_or(now));
+        if let Some(delay) = core.attempt_ran(r.node, r.body, times, r.result, fx) {
             fx.retries.push((r.node, delay));
         }
     }
