@@ -4,7 +4,34 @@
 //!
 //! Every node's dependencies have smaller indices than the node (batches are
 //! inserted in topological order, and dependencies must already exist), so
-//! index order is a topological order; the report relies on it.
+//! index order is a topological order; the report relies on it, and
+//! releasing a completed node's dependents borrows the nodes after it apart
+//! from the node itself.
+//!
+//! # Layout
+//!
+//! The nodes are built by the thread that adds tasks and read by runners on
+//! other cores, so every cache line a task touches is a transfer between
+//! cores. What a run reads and writes for every task sits in the first 128
+//! bytes of its [`Node`], which is aligned to 128 (one pair of lines, which
+//! the CPU fetches together); the rest is read on slower paths only (a
+//! failure, a cancel, a pause, a budget, the report). Dispatching a task
+//! touches its node's hot lines, the ready queue and the attempt records
+//! (`spans`, written in order); recording its end, those and its
+//! dependents' hot lines.
+//!
+//! # Bodies and specs
+//!
+//! A node holds its body until it ends. An attempt borrows it: taken under
+//! the lock when the attempt begins ([`AttemptStart`]), called outside the
+//! lock to make the attempt's future, and given back at the caller's next
+//! lock acquisition ([`Core::give_back`], or directly retired by
+//! [`Core::attempt_ran`]); a body given back to a node that ended meanwhile
+//! is retired. Every path that takes a body gives it back before the
+//! attempt can end, so when the last node ends every body is retired and
+//! the waiter of the run drops them all ([`Core::take_retired`]). The
+//! node's [`Spec`] (ids and options) is retired with its body; an attempt's
+//! inputs fetch it only when asked for ids.
 //!
 //! # Runners
 //!
