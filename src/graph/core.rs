@@ -20,7 +20,7 @@
 //! (`spans`, written in order); recording its end, those and its
 //! dependents' hot lines.
 //!
-//! # Bodies and specs
+//! # Bodies, options and names
 //!
 //! A node holds its body until it ends. An attempt borrows it: taken under
 //! the lock when the attempt begins ([`AttemptStart`]), called outside the
@@ -29,9 +29,11 @@
 //! [`Core::attempt_ran`]); a body given back to a node that ended meanwhile
 //! is retired. Every path that takes a body gives it back before the
 //! attempt can end, so when the last node ends every body is retired and
-//! the waiter of the run drops them all ([`Core::take_retired`]). The
-//! node's [`Spec`] (ids and options) is retired with its body; an attempt's
-//! inputs fetch it only when asked for ids.
+//! the waiter of the run drops them all ([`Core::take_retired`]). A task's
+//! options (retry policy, priority, demand) are boxed in its node only if
+//! one differs from the default, and the ids its inputs can show
+//! ([`Names`]) are made only when a body asks: a plain task allocates
+//! nothing but its node, its id and its body.
 //!
 //! # Runners
 //!
@@ -60,18 +62,45 @@ use super::{Blocked, Demand, PauseControl, PauseError, PausedFrom, ReadySet, Sch
 use super::{CancelReason, GraphError, RetryPolicy, TaskError, TaskId, TaskState};
 use crate::JoinHandle;
 
-/// What a task is, besides its body, fixed once added. Kept until the task
-/// ends; an attempt's [`Inputs`](super::Inputs) fetches it (one reference
-/// count, under the lock) only if the body asks for its id or looks a
-/// dependency up by id, so a body that does neither never touches it.
-pub(crate) struct Spec {
+/// A task's id and its dependencies' ids, for an attempt's
+/// [`Inputs`](super::Inputs): made from the graph the first time a body
+/// asks for them ([`Core::names_of`]) and kept in the node for its later
+/// attempts, so that a graph whose bodies never ask allocates none.
+pub(crate) struct Names {
     pub(crate) id: TaskId,
     /// Dependencies' ids, de-duplicated, in declaration order.
     pub(crate) dep_ids: Box<[TaskId]>,
-    pub(crate) retry: RetryPolicy,
-    pub(crate) timeout: Option<Duration>,
-    pub(crate) priority: i32,
-    pub(crate) demand: Demand,
+}
+
+/// A task's options other than its timeout, boxed in its node only when
+/// one differs from the default ([`Node::options`]): most tasks have none.
+struct Options {
+    retry: RetryPolicy,
+    priority: i32,
+    demand: Demand,
+}
+
+impl Options {
+    /// `None` if all are the defaults.
+    fn of(retry: RetryPolicy, priority: i32, demand: Demand) -> Option<Box<Options>> {
+        let plain = retry == RetryPolicy::default() && priority == 0 && demand == Demand::new();
+        (!plain).then(|| {
+            Box::new(Options {
+                retry,
+                priority,
+                demand,
+            })
+        })
+    }
+
+    fn default_ref() -> &'static Options {
+        static DEFAULT: OnceLock<Options> = OnceLock::new();
+        DEFAULT.get_or_init(|| Options {
+            retry: RetryPolicy::default(),
+            priority: 0,
+            demand: Demand::new(),
+        })
+    }
 }
 
 /// A task in the graph. What a run touches for every task (state,
@@ -79,7 +108,7 @@ pub(crate) struct Spec {
 /// first 128 bytes, and the node is aligned to 128: dispatching a task,
 /// releasing its dependents and recording its end touch one aligned pair of
 /// cache lines of it (which the CPU fetches together), not the whole node.
-/// The rest (ids, spec, dependencies, error, handles, pause state) is read
+/// The rest (ids, dependencies, error, handles, pause state) is read
 /// only by slower paths. Nodes are built by the thread that adds tasks and
 /// read by the runners on other cores, so each line touched is a transfer.
 #[repr(C, align(128))]
@@ -106,8 +135,7 @@ pub(crate) struct Node<T> {
     /// [`Core::take_retired`]), so that a body and what it captured live no
     /// longer than its run.
     body: Option<Body<T>>,
-    /// Each attempt's time limit (a copy of the spec's: starting an attempt
-    /// reads only the node's first lines).
+    /// Each attempt's time limit.
     timeout: Option<Duration>,
     /// The output of a completed task; `None` for a unit-like `T` (see
     /// [`Core::output`]).
@@ -115,14 +143,15 @@ pub(crate) struct Node<T> {
     pub(crate) dependents: Edges,
     pub(crate) start: Option<Instant>,
     pub(crate) end: Option<Instant>,
-    /// Retired with the body when the node ends (it is most of a task's
-    /// memory; see [`Core::spec_of`] for inputs that ask later).
-    spec: Option<Arc<Spec>>,
+    /// Its options, if any differs from the default (see [`Node::options`]).
+    options: Option<Box<Options>>,
     // Cold: not read or written when a task runs without trouble.
     pub(crate) id: TaskId,
-    /// Dependencies by index, in the order of `spec.dep_ids`.
+    /// Dependencies by index, de-duplicated, in declaration order.
     pub(crate) deps: Edges,
     pub(crate) error: Option<TaskError>,
+    /// Its ids for inputs, once a body asked (see [`Names`]).
+    names: Option<Arc<Names>>,
     /// The task driving an attempt that went asynchronous (or a backoff
     /// wait), kept to abort it when the node is cancelled. Attempts that
     /// finish within their first poll never get one.
@@ -137,10 +166,11 @@ pub(crate) struct Node<T> {
 }
 
 impl<T> Node<T> {
-    fn spec(&self) -> &Spec {
-        self.spec
-            .as_deref()
-            .expect("a node that has not ended keeps its spec")
+    fn options(&self) -> &Options {
+        match &self.options {
+            Some(options) => options,
+            None => Options::default_ref(),
+        }
     }
 
     /// Whether its attempt in progress (if any) still counts: running, or
@@ -189,10 +219,6 @@ pub(crate) struct AttemptStart<T> {
     pub(crate) outputs: Outputs<T>,
 }
 
-/// What a node leaves when it ends, to drop outside the lock (see
-/// `Core::retired`).
-pub(crate) type Retired<T> = (Option<Body<T>>, Option<Arc<Spec>>);
-
 /// Whether every value of `T` is alike and dropping one does nothing (as
 /// `()`): then all tasks share one output (see [`Core::output`]).
 pub(crate) fn is_unit<T>() -> bool {
@@ -221,7 +247,7 @@ impl Ready {
             Ready::Fifo(queue) => queue.push_back((i, since)),
             Ready::Ranked(set) => {
                 node.ready_since = Some(since);
-                set.insert(i, node.id.clone(), node.spec().priority, since);
+                set.insert(i, node.id.clone(), node.options().priority, since);
             }
         }
     }
@@ -256,14 +282,13 @@ pub(crate) struct Core<T> {
     pub(crate) fail_fast: bool,
     pub(crate) spans: Vec<Span>,
     pub(crate) finished_at: Option<Instant>,
-    /// Bodies and specs of nodes that ended (a body lent to an attempt when
-    /// its node ended comes back alone). Dropped together by whoever sees
+    /// Bodies of nodes that ended. Dropped together by whoever sees
     /// the run end ([`Core::take_retired`]), outside the lock (dropping a
     /// body runs its captures' destructors, which may call into the run),
     /// and not one by one on the workers: they were allocated by the thread
     /// that built the graph, and freeing memory of another thread's arena
     /// costs the allocator several times a local free.
-    retired: Vec<Retired<T>>,
+    retired: Vec<Body<T>>,
     /// The one output every completed task shares when `T` is unit-like
     /// ([`is_unit`]): set by the first to complete, and shared with the
     /// runners (which set it) and every attempt's inputs.
@@ -389,24 +414,16 @@ impl<T> Core<T> {
     fn insert(&mut self, task: Task<T>, deps: Edges, now: Instant, effects: &mut Effects) -> u32 {
         let me = u32::try_from(self.nodes.len()).expect("more than u32::MAX tasks");
         let (state, unmet, error) = self.initial_state(&deps);
-        let dep_ids = deps.iter().map(|&d| self.node(d).id.clone());
-        let spec = Arc::new(Spec {
-            dep_ids: dep_ids.collect(),
-            id: task.id,
-            retry: task.retry,
-            timeout: task.timeout,
-            priority: task.priority,
-            demand: task.demand,
-        });
         for &d in deps.iter() {
             self.node_mut(d).dependents.push(me);
         }
-        Arc::make_mut(&mut self.index).insert(spec.id.clone(), me);
+        Arc::make_mut(&mut self.index).insert(task.id.clone(), me);
         self.nodes.push(Node {
-            id: spec.id.clone(),
+            id: task.id,
             body: (!state.is_terminal()).then_some(task.body),
-            timeout: spec.timeout,
-            spec: (!state.is_terminal()).then_some(spec),
+            timeout: task.timeout,
+            options: Options::of(task.retry, task.priority, task.demand),
+            names: None,
             n_deps: u32::try_from(deps.len()).expect("fewer than u32::MAX dependencies"),
             deps,
             dependents: Edges::default(),
@@ -488,28 +505,25 @@ impl<T> Core<T> {
         }
     }
 
-    /// The bodies and specs of the nodes that ended since the last call,
-    /// for the caller to drop outside the lock.
-    pub(crate) fn take_retired(&mut self) -> Vec<Retired<T>> {
+    /// The bodies of the nodes that ended since the last call, for the
+    /// caller to drop outside the lock.
+    pub(crate) fn take_retired(&mut self) -> Vec<Body<T>> {
         mem::take(&mut self.retired)
     }
 
-    /// The spec of node `i`, for an attempt's inputs, which read only its
-    /// ids: made again from the graph if the node has ended (an attempt
-    /// cancelled while its body ran, or inputs kept beyond the attempt).
-    pub(crate) fn spec_of(&self, i: u32) -> Arc<Spec> {
-        let node = self.node(i);
-        if let Some(spec) = &node.spec {
-            return Arc::clone(spec);
+    /// The ids of node `i` and its dependencies, for an attempt's inputs
+    /// (see [`Names`]).
+    pub(crate) fn names_of(&mut self, i: u32) -> Arc<Names> {
+        if let Some(names) = &self.node(i).names {
+            return Arc::clone(names);
         }
-        Arc::new(Spec {
+        let node = self.node(i);
+        let names = Arc::new(Names {
             id: node.id.clone(),
             dep_ids: node.deps.iter().map(|&d| self.node(d).id.clone()).collect(),
-            retry: RetryPolicy::default(),
-            timeout: None,
-            priority: 0,
-            demand: Demand::new(),
-        })
+        });
+        self.node_mut(i).names = Some(Arc::clone(&names));
+        names
     }
 
     /// The output of node `i`, if it completed.
@@ -528,7 +542,7 @@ impl<T> Core<T> {
     pub(crate) fn give_back(&mut self, i: u32, body: Body<T>) {
         let node = self.node_mut(i);
         if node.state.is_terminal() {
-            self.retired.push((Some(body), None));
+            self.retired.push(body);
         } else {
             debug_assert!(node.body.is_none(), "one attempt at a time");
             node.body = Some(body);
@@ -562,7 +576,7 @@ impl<T> Core<T> {
             Ready::Ranked(set) => {
                 let (nodes, budget, budgeted) = (&self.nodes, &self.budget, self.budgeted);
                 let fits =
-                    |n: u32| !budgeted || budget.check(&nodes[n as usize].spec().demand).is_ok();
+                    |n: u32| !budgeted || budget.check(&nodes[n as usize].options().demand).is_ok();
                 set.pop_best(now, fits)
             }
         }
@@ -589,7 +603,7 @@ impl<T> Core<T> {
             let node = &mut self.nodes[i as usize];
             if node.state == TaskState::Ready {
                 node.ready_since = Some(since);
-                set.insert(i, node.id.clone(), node.spec().priority, since);
+                set.insert(i, node.id.clone(), node.options().priority, since);
             }
         }
         self.ready = Ready::Ranked(set);
@@ -626,7 +640,7 @@ impl<T> Core<T> {
             let Some(i) = self.pop_ready(now) else { break };
             debug_assert_eq!(self.node(i).state, TaskState::Ready);
             if self.budgeted {
-                let demand = &self.nodes[i as usize].spec().demand;
+                let demand = &self.nodes[i as usize].options().demand;
                 let taken = self.budget.try_acquire(demand);
                 taken.expect("it fit a moment ago, under the same lock");
                 self.node_mut(i).holds_budget = true;
@@ -805,8 +819,8 @@ impl<T> Core<T> {
         if node.start.is_some() {
             node.end = Some(now);
         }
-        let retired = (node.body.take(), node.spec.take());
-        self.retired.push(retired);
+        let body = node.body.take();
+        self.retired.extend(body);
         self.live -= 1;
         fx.changed = true;
         if self.live == 0 {
@@ -825,7 +839,7 @@ impl<T> Core<T> {
         if !std::mem::take(&mut node.holds_budget) {
             return false;
         }
-        self.budget.release(&node.spec().demand);
+        self.budget.release(&node.options().demand);
         true
     }
 
@@ -916,8 +930,7 @@ impl<T> Core<T> {
         node.output = output;
         node.state = TaskState::Completed;
         let span = node.open_span.take();
-        let retired = (Some(body), node.spec.take());
-        self.retired.push(retired);
+        self.retired.push(body);
         if let Some(s) = span {
             let span = &mut self.spans[s as usize];
             span.start = began;
@@ -947,7 +960,7 @@ impl<T> Core<T> {
         }
         self.close_span(i, now, outcome_of(&error));
         let node = self.node(i);
-        let retry = &node.spec().retry;
+        let retry = &node.options().retry;
         if node.attempts < retry.max_attempts() && !self.stopped {
             let delay = retry.jittered_backoff(node.attempts);
             let node = self.node_mut(i);
@@ -1159,7 +1172,7 @@ impl<T> Core<T> {
             TaskState::Paused => Blocked::Paused {
                 from: node.paused_from.unwrap_or(PausedFrom::Running),
             },
-            TaskState::Ready => match self.budget.check(&node.spec().demand) {
+            TaskState::Ready => match self.budget.check(&node.options().demand) {
                 Err(full) if self.budgeted => Blocked::BudgetFull(full),
                 _ => Blocked::Outranked {
                     by: self.outranked_by(i, now),
@@ -1207,7 +1220,7 @@ mod tests {
     fn what_a_run_touches_per_task_is_in_the_first_128_bytes_of_a_node() {
         type N = Node<Vec<u8>>;
         assert_eq!(mem::align_of::<N>(), 128);
-        let hot_end = mem::offset_of!(N, spec) + mem::size_of::<Option<Arc<Spec>>>();
+        let hot_end = mem::offset_of!(N, options) + mem::size_of::<Option<Box<Options>>>();
         assert!(hot_end <= 128, "the hot fields end at {hot_end}");
         assert!(mem::offset_of!(N, id) >= hot_end);
     }

@@ -3,7 +3,7 @@
 use std::ops::Index;
 use std::sync::{Arc, OnceLock};
 
-use super::core::Spec;
+use super::core::Names;
 use super::{Cancelled, GraphError, RunHandle, Task, TaskId};
 
 /// A task's dependencies' outputs (in the order the dependencies were
@@ -43,11 +43,11 @@ pub struct Inputs<T> {
     /// The run, through the handle of the runner that began the attempt
     /// (see `run.rs`).
     pub(crate) run: Arc<RunHandle<T>>,
-    /// The task's spec, fetched on first use (see above).
-    pub(crate) spec: OnceLock<Arc<Spec>>,
+    /// The task's ids, fetched on first use (see above).
+    pub(crate) names: OnceLock<Arc<Names>>,
 }
 
-/// The dependencies' outputs, in the order of `Spec::dep_ids`. Up to two
+/// The dependencies' outputs, in the order of `Names::dep_ids`. Up to two
 /// are kept inline: most tasks have few dependencies, and gathering them
 /// then allocates nothing. A unit-like `T` gathers nothing: every output is
 /// the run's shared one.
@@ -88,10 +88,10 @@ impl<T> Outputs<T> {
 }
 
 impl<T> Inputs<T> {
-    /// The task's spec: ids and options (see the type's docs).
-    fn spec(&self) -> &Spec {
-        self.spec
-            .get_or_init(|| self.run.shared.lock().spec_of(self.node))
+    /// The task's ids (see the type's docs).
+    fn names(&self) -> &Names {
+        self.names
+            .get_or_init(|| self.run.shared.lock().names_of(self.node))
     }
 
     /// The `n`th output.
@@ -103,7 +103,7 @@ impl<T> Inputs<T> {
 impl<T: Send + Sync + 'static> Inputs<T> {
     /// The id of the task being run.
     pub fn task_id(&self) -> &TaskId {
-        &self.spec().id
+        &self.names().id
     }
 
     /// The attempt number, 1 for the first.
@@ -119,13 +119,13 @@ impl<T: Send + Sync + 'static> Inputs<T> {
     /// The output of dependency `id` as a shared pointer, to keep it beyond
     /// the body without copying.
     pub fn get_shared(&self, id: &str) -> Option<&Arc<T>> {
-        let pos = self.spec().dep_ids.iter().position(|d| d.as_str() == id)?;
+        let pos = self.names().dep_ids.iter().position(|d| d.as_str() == id)?;
         self.nth(pos)
     }
 
     /// `(dependency id, output)` pairs in declaration order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&TaskId, &T)> {
-        self.spec().dep_ids.iter().zip(self.values())
+        self.names().dep_ids.iter().zip(self.values())
     }
 
     /// The outputs in declaration order.
@@ -221,7 +221,7 @@ impl<T: Send + Sync + 'static> Index<&str> for Inputs<T> {
     fn index(&self, id: &str) -> &T {
         match self.get(id) {
             Some(out) => out,
-            None => panic!("task `{}` has no dependency `{id}`", self.spec().id),
+            None => panic!("task `{}` has no dependency `{id}`", self.names().id),
         }
     }
 }
@@ -238,7 +238,7 @@ impl<T> Index<usize> for Inputs<T> {
             Some(out) => out,
             None => panic!(
                 "task `{}` has {} dependencies, not {}",
-                self.spec().id,
+                self.names().id,
                 self.outputs.len(),
                 n + 1
             ),
@@ -248,11 +248,11 @@ impl<T> Index<usize> for Inputs<T> {
 
 impl<T> std::fmt::Debug for Inputs<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let spec = self.spec();
+        let names = self.names();
         f.debug_struct("Inputs")
-            .field("task", &spec.id)
+            .field("task", &names.id)
             .field("attempt", &self.attempt)
-            .field("deps", &spec.dep_ids)
+            .field("deps", &names.dep_ids)
             .finish_non_exhaustive()
     }
 }

@@ -498,7 +498,7 @@ fn begin<T: Send + Sync + 'static>(
         attempt,
         outputs,
         run: Arc::clone(link),
-        spec: OnceLock::new(),
+        names: OnceLock::new(),
     };
     // With no subscriber interested, building the span is one relaxed
     // load (the callsite's cached interest) and the id is not fetched;
