@@ -500,11 +500,13 @@ fn begin<T: Send + Sync + 'static>(
         run: Arc::clone(link),
         names: OnceLock::new(),
     };
-    // With no subscriber interested, building the span is one relaxed
-    // load (the callsite's cached interest) and the id is not fetched;
-    // a disabled span is then not kept, so entering it costs nothing.
-    let span = tracing::debug_span!("graph_task", id = %inputs.task_id(), attempt);
-    let span = Some(span).filter(|s| !s.is_disabled()).map(Box::new);
+    // With no subscriber that could want a debug span (one relaxed load),
+    // no span is made, kept or dropped.
+    let span = if tracing::level_enabled!(tracing::Level::DEBUG) {
+        attempt_span(&inputs, attempt)
+    } else {
+        None
+    };
     let call = || panic::catch_unwind(AssertUnwindSafe(|| body(inputs, slot, cx)));
     let called = match span.as_deref() {
         Some(span) => span.in_scope(call),
@@ -524,6 +526,17 @@ fn begin<T: Send + Sync + 'static>(
         Err(payload) => Begun::Over(Err(panic_error(payload))),
     };
     (begun, body)
+}
+
+/// The `tracing` span of an attempt, if a subscriber wants it (then the
+/// task's id is fetched for it).
+#[cold]
+fn attempt_span<T: Send + Sync + 'static>(
+    inputs: &Inputs<T>,
+    attempt: u32,
+) -> Option<Box<tracing::Span>> {
+    let span = tracing::debug_span!("graph_task", id = %inputs.task_id(), attempt);
+    Some(span).filter(|s| !s.is_disabled()).map(Box::new)
 }
 
 /// What [`begin`] gives.
