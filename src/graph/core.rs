@@ -16,9 +16,10 @@
 //! bytes of its [`Node`], which is aligned to 128 (one pair of lines, which
 //! the CPU fetches together); the rest is read on slower paths only (a
 //! failure, a cancel, a pause, a budget, the report). Dispatching a task
-//! touches its node's hot lines, the ready queue and the attempt records
-//! (`spans`, written in order); recording its end, those and its
-//! dependents' hot lines.
+//! touches its node's hot lines and the ready queue; recording its end,
+//! those, the list of retired bodies (written in order) and its dependents'
+//! hot lines. A first attempt that completes writes no attempt record of
+//! its own: the node's times and worker are its record (see [`Span`]).
 //!
 //! # Bodies, options and names
 //!
@@ -124,10 +125,15 @@ pub(crate) struct Node<T> {
     /// Dependencies not yet completed; meaningful while `Pending`.
     unmet: u32,
     pub(crate) attempts: u32,
-    /// Index in `Core::spans` of the attempt in progress.
-    open_span: Option<u32>,
+    /// Where the record of its attempt in progress is: an index in
+    /// `Core::spans`, or one of [`NO_RECORD`], [`RECORD_IN_NODE`],
+    /// [`DONE_IN_NODE`] (see [`Span`]).
+    record: u32,
     /// How many dependencies it has (`deps.len()`, kept here for the inputs).
     n_deps: u32,
+    /// The worker that began its first attempt, while that attempt's record
+    /// is kept in the node.
+    lane: u32,
     /// The body, while the node is not terminal and no attempt borrows it:
     /// an attempt takes it under the lock, calls it outside (to make the
     /// attempt's future) and gives it back with the next lock acquisition
@@ -181,7 +187,23 @@ impl<T> Node<T> {
     }
 }
 
-/// One attempt of one task.
+/// `Node::record`: no attempt in progress.
+const NO_RECORD: u32 = u32::MAX;
+/// `Node::record`: the first attempt is in progress and its record is kept
+/// in the node (`start`, `lane`), not yet in `Core::spans`.
+const RECORD_IN_NODE: u32 = u32::MAX - 1;
+/// `Node::record`: the task completed in its first attempt, whose record is
+/// the node's `start`, `end` and `lane`.
+const DONE_IN_NODE: u32 = u32::MAX - 2;
+
+/// One attempt of one task. A task's first attempt is not written here
+/// when it begins: its node holds its start and worker, and only if it
+/// ends otherwise than by completing on a runner's short path (it fails,
+/// is cancelled, goes asynchronous and ends later, ...) is it written here
+/// then ([`Core::open_record`]). A task that completes at its first attempt
+/// (the common case) so writes no record at all, and the report makes
+/// that attempt's from the node ([`Core::attempt_records`]).
+#[derive(Clone)]
 pub(crate) struct Span {
     pub(crate) node: u32,
     pub(crate) attempt: u32,
@@ -436,7 +458,8 @@ impl<T> Core<T> {
             error,
             output: None,
             handle: None,
-            open_span: None,
+            record: NO_RECORD,
+            lane: 0,
             ready_since: None,
             holds_budget: false,
             paused_from: None,
@@ -549,10 +572,10 @@ impl<T> Core<T> {
         }
     }
 
-    /// Called once as the run starts: sizes the per-run records for the
-    /// tasks there are, so they do not grow (and copy) while tasks run.
+    /// Called once as the run starts: sizes the list of retired bodies for
+    /// the tasks there are, so that it does not grow (and copy) while tasks
+    /// run. (`spans` is not sized: most tasks write no record there.)
     pub(crate) fn prepare_run(&mut self, fx: &mut Effects) {
-        self.spans.reserve(self.nodes.len());
         self.retired.reserve(self.nodes.len());
         self.wake_runners(fx);
     }
@@ -666,12 +689,65 @@ impl<T> Core<T> {
     #[inline]
     pub(crate) fn began_at(&mut self, i: u32, at: Instant) {
         let node = self.node_mut(i);
-        if let Some(s) = node.open_span {
-            if node.attempts == 1 {
-                node.start = Some(at);
-            }
-            self.spans[s as usize].start = at;
+        let record = node.record;
+        if record == NO_RECORD || record == DONE_IN_NODE {
+            return;
         }
+        if node.attempts == 1 {
+            node.start = Some(at);
+        }
+        if record != RECORD_IN_NODE {
+            self.spans[record as usize].start = at;
+        }
+    }
+
+    /// The index in `spans` of the record of node `i`'s attempt in
+    /// progress, if any, writing it there first if the node kept it.
+    fn open_record(&mut self, i: u32) -> Option<u32> {
+        let node = self.node(i);
+        match node.record {
+            NO_RECORD | DONE_IN_NODE => None,
+            RECORD_IN_NODE => {
+                let s = u32::try_from(self.spans.len()).expect("more than u32::MAX attempts");
+                let span = Span {
+                    node: i,
+                    attempt: node.attempts,
+                    start: node.start.expect("an attempt in progress has begun"),
+                    end: None,
+                    lane: node.lane,
+                    outcome: Outcome::Running,
+                };
+                self.spans.push(span);
+                self.node_mut(i).record = s;
+                Some(s)
+            }
+            s => Some(s),
+        }
+    }
+
+    /// Every attempt's record, in the order the attempts began: those in
+    /// `spans` and those kept in the nodes (see [`Span`]).
+    pub(crate) fn attempt_records(&self) -> Vec<Span> {
+        let mut records = self.spans.clone();
+        for (node, i) in self.nodes.iter().zip(0..) {
+            let (end, outcome) = match node.record {
+                DONE_IN_NODE => (node.end, Outcome::Completed),
+                RECORD_IN_NODE => (None, Outcome::Running),
+                _ => continue,
+            };
+            records.push(Span {
+                node: i,
+                attempt: 1,
+                start: node.start.expect("an attempt that began has a start"),
+                end,
+                lane: node.lane,
+                outcome,
+            });
+        }
+        // Stable: records of attempts that began at the same instant keep
+        // the order they were written in.
+        records.sort_by_key(|r| r.start);
+        records
     }
 
     /// Keeps the driver's handle so the task can be aborted; gives it back if
@@ -731,7 +807,6 @@ impl<T> Core<T> {
         node.state = TaskState::Running;
         node.attempts += 1;
         node.start.get_or_insert(now);
-        node.open_span = Some(span);
         let start = AttemptStart {
             node: i,
             body: node.body.take().expect("a body lent is given back"),
@@ -739,14 +814,21 @@ impl<T> Core<T> {
             attempt: node.attempts,
             outputs,
         };
-        self.spans.push(Span {
-            node: i,
-            attempt: start.attempt,
-            start: now,
-            end: None,
-            lane,
-            outcome: Outcome::Running,
-        });
+        if start.attempt == 1 {
+            // Kept in the node (see `Span`).
+            node.record = RECORD_IN_NODE;
+            node.lane = lane;
+        } else {
+            node.record = span;
+            self.spans.push(Span {
+                node: i,
+                attempt: start.attempt,
+                start: now,
+                end: None,
+                lane,
+                outcome: Outcome::Running,
+            });
+        }
         start
     }
 
@@ -774,7 +856,8 @@ impl<T> Core<T> {
     /// Closes the span of node `i`'s attempt in progress, if any.
     #[inline]
     fn close_span(&mut self, i: u32, now: Instant, outcome: Outcome) {
-        if let Some(s) = self.node_mut(i).open_span.take() {
+        if let Some(s) = self.open_record(i) {
+            self.node_mut(i).record = NO_RECORD;
             let span = &mut self.spans[s as usize];
             span.end = Some(now);
             span.outcome = outcome;
@@ -929,10 +1012,13 @@ impl<T> Core<T> {
         node.end = Some(ended);
         node.output = output;
         node.state = TaskState::Completed;
-        let span = node.open_span.take();
+        let record = mem::replace(&mut node.record, NO_RECORD);
         self.retired.push(body);
-        if let Some(s) = span {
-            let span = &mut self.spans[s as usize];
+        if record == RECORD_IN_NODE {
+            // The record stays in the node (see `Span`).
+            self.node_mut(i).record = DONE_IN_NODE;
+        } else if record != NO_RECORD {
+            let span = &mut self.spans[record as usize];
             span.start = began;
             span.end = Some(ended);
             span.outcome = Outcome::Completed;

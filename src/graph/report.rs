@@ -152,7 +152,7 @@ impl<T> Tables<T> {
             .collect();
         let mut names: Vec<Option<Arc<str>>> = Vec::new();
         let attempts = core
-            .spans
+            .attempt_records()
             .iter()
             .map(|s| {
                 let lane = s.lane as usize;
