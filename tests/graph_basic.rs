@@ -244,3 +244,47 @@ fn report_table_dot_and_trace() {
     assert_eq!((a.task.as_str(), a.number), ("fetch", 1));
     assert!(a.end.unwrap() >= a.start);
 }
+
+#[test]
+fn every_attempt_is_reported_once_in_start_order_with_its_tasks_times() {
+    // A 10x10 lattice whose odd tasks go asynchronous once (their first
+    // attempts end on a driver, the even ones complete at once on a runner).
+    let report = within(30, || {
+        let mut g = Graph::<u32>::new();
+        for i in 0..100u32 {
+            let (row, col) = (i / 10, i % 10);
+            let mut deps = Vec::new();
+            if row > 0 {
+                deps.push((i - 10).to_string());
+            }
+            if col > 0 {
+                deps.push((i - 1).to_string());
+            }
+            let task = Task::new(i.to_string(), move |inp| async move {
+                if i % 2 == 1 {
+                    fastexec::yield_now().await;
+                }
+                Ok(inp.values().sum::<u32>() + 1)
+            });
+            g.add(task.after(deps)).unwrap();
+        }
+        g.run_blocking()
+    });
+    assert!(report.is_success());
+    let attempts = report.attempts();
+    assert_eq!(attempts.len(), 100);
+    for pair in attempts.windows(2) {
+        assert!(pair[0].start <= pair[1].start, "{pair:?}");
+    }
+    let mut seen = [false; 100];
+    for a in attempts {
+        let i: usize = a.task.as_str().parse().unwrap();
+        assert!(!seen[i], "task {i} reported twice");
+        seen[i] = true;
+        let t = report.task(a.task.as_str()).unwrap();
+        assert_eq!(a.number, 1);
+        assert_eq!(a.outcome, fastexec::graph::AttemptOutcome::Completed);
+        assert_eq!((Some(a.start), a.end), (t.start, t.end), "task {i}");
+        assert!(!a.worker_name.is_empty());
+    }
+}

@@ -4,7 +4,37 @@
 //!
 //! Every node's dependencies have smaller indices than the node (batches are
 //! inserted in topological order, and dependencies must already exist), so
-//! index order is a topological order; the report relies on it.
+//! index order is a topological order; the report relies on it, and
+//! releasing a completed node's dependents borrows the nodes after it apart
+//! from the node itself.
+//!
+//! # Layout
+//!
+//! The nodes are built by the thread that adds tasks and read by runners on
+//! other cores, so every cache line a task touches is a transfer between
+//! cores. What a run reads and writes for every task sits in the first 128
+//! bytes of its [`Node`], which is aligned to 128 (one pair of lines, which
+//! the CPU fetches together); the rest is read on slower paths only (a
+//! failure, a cancel, a pause, a budget, the report). Dispatching a task
+//! touches its node's hot lines and the ready queue; recording its end,
+//! those, the list of retired bodies (written in order) and its dependents'
+//! hot lines. A first attempt that completes writes no attempt record of
+//! its own: the node's times and worker are its record (see [`Span`]).
+//!
+//! # Bodies, options and names
+//!
+//! A node holds its body until it ends. An attempt borrows it: taken under
+//! the lock when the attempt begins ([`AttemptStart`]), called outside the
+//! lock to make the attempt's future, and given back at the caller's next
+//! lock acquisition ([`Core::give_back`], or directly retired by
+//! [`Core::attempt_ran`]); a body given back to a node that ended meanwhile
+//! is retired. Every path that takes a body gives it back before the
+//! attempt can end, so when the last node ends every body is retired and
+//! the waiter of the run drops them all ([`Core::take_retired`]). A task's
+//! options (retry policy, priority, demand) are boxed in its node only if
+//! one differs from the default, and the ids its inputs can show
+//! ([`Names`]) are made only when a body asks: a plain task allocates
+//! nothing but its node, its id and its body.
 //!
 //! # Runners
 //!
@@ -20,7 +50,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::mem;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::edges::Edges;
@@ -33,58 +63,120 @@ use super::{Blocked, Demand, PauseControl, PauseError, PausedFrom, ReadySet, Sch
 use super::{CancelReason, GraphError, RetryPolicy, TaskError, TaskId, TaskState};
 use crate::JoinHandle;
 
-/// What a task is, fixed once added: shared (one reference count) with each
-/// attempt's [`Inputs`](super::Inputs), so starting an attempt copies nothing.
-pub(crate) struct Spec<T> {
+/// A task's id and its dependencies' ids, for an attempt's
+/// [`Inputs`](super::Inputs): made from the graph the first time a body
+/// asks for them ([`Core::names_of`]) and kept in the node for its later
+/// attempts, so that a graph whose bodies never ask allocates none.
+pub(crate) struct Names {
     pub(crate) id: TaskId,
     /// Dependencies' ids, de-duplicated, in declaration order.
     pub(crate) dep_ids: Box<[TaskId]>,
-    pub(crate) body: Body<T>,
-    pub(crate) retry: RetryPolicy,
-    pub(crate) timeout: Option<Duration>,
-    pub(crate) priority: i32,
-    pub(crate) demand: Demand,
 }
 
+/// A task's options other than its timeout, boxed in its node only when
+/// one differs from the default ([`Node::options`]): most tasks have none.
+struct Options {
+    retry: RetryPolicy,
+    priority: i32,
+    demand: Demand,
+}
+
+impl Options {
+    /// `None` if all are the defaults.
+    fn of(retry: RetryPolicy, priority: i32, demand: Demand) -> Option<Box<Options>> {
+        let plain = retry == RetryPolicy::default() && priority == 0 && demand == Demand::new();
+        (!plain).then(|| {
+            Box::new(Options {
+                retry,
+                priority,
+                demand,
+            })
+        })
+    }
+
+    fn default_ref() -> &'static Options {
+        static DEFAULT: OnceLock<Options> = OnceLock::new();
+        DEFAULT.get_or_init(|| Options {
+            retry: RetryPolicy::default(),
+            priority: 0,
+            demand: Demand::new(),
+        })
+    }
+}
+
+/// A task in the graph. What a run touches for every task (state,
+/// counters, body, dependents, output, times) comes first, in the node's
+/// first 128 bytes, and the node is aligned to 128: dispatching a task,
+/// releasing its dependents and recording its end touch one aligned pair of
+/// cache lines of it (which the CPU fetches together), not the whole node.
+/// The rest (ids, dependencies, error, handles, pause state) is read
+/// only by slower paths. Nodes are built by the thread that adds tasks and
+/// read by the runners on other cores, so each line touched is a transfer.
+#[repr(C, align(128))]
 pub(crate) struct Node<T> {
-    pub(crate) id: TaskId,
-    /// Dropped when the node ends (outside the lock, see [`Effects`]), so
-    /// that a body and what it captured live no longer than its task.
-    spec: Option<Arc<Spec<T>>>,
-    /// Dependencies by index, in the order of `spec.dep_ids`.
-    pub(crate) deps: Edges,
-    pub(crate) dependents: Edges,
+    pub(crate) state: TaskState,
+    /// The state a paused task resumes to.
+    paused_from: Option<PausedFrom>,
+    /// Whether it holds its demand against the budget (while running).
+    holds_budget: bool,
+    /// Whether `error`, `handle` or `control` may be set: ending a task
+    /// that never had any reads none of them.
+    has_extras: bool,
     /// Dependencies not yet completed; meaningful while `Pending`.
     unmet: u32,
-    pub(crate) state: TaskState,
     pub(crate) attempts: u32,
+    /// Where the record of its attempt in progress is: an index in
+    /// `Core::spans`, or one of [`NO_RECORD`], [`RECORD_IN_NODE`],
+    /// [`DONE_IN_NODE`] (see [`Span`]).
+    record: u32,
+    /// How many dependencies it has (`deps.len()`, kept here for the inputs).
+    n_deps: u32,
+    /// The worker that began its first attempt, while that attempt's record
+    /// is kept in the node.
+    lane: u32,
+    /// The body, while the node is not terminal and no attempt borrows it:
+    /// an attempt takes it under the lock, calls it outside (to make the
+    /// attempt's future) and gives it back with the next lock acquisition
+    /// ([`Core::give_back`]). Retired when the node ends (see
+    /// [`Core::take_retired`]), so that a body and what it captured live no
+    /// longer than its run.
+    body: Option<Body<T>>,
+    /// Each attempt's time limit.
+    timeout: Option<Duration>,
+    /// The output of a completed task; `None` for a unit-like `T` (see
+    /// [`Core::output`]).
+    output: Option<Arc<T>>,
+    pub(crate) dependents: Edges,
     pub(crate) start: Option<Instant>,
     pub(crate) end: Option<Instant>,
+    /// Its options, if any differs from the default (see [`Node::options`]).
+    options: Option<Box<Options>>,
+    // Cold: not read or written when a task runs without trouble.
+    pub(crate) id: TaskId,
+    /// Dependencies by index, de-duplicated, in declaration order.
+    pub(crate) deps: Edges,
     pub(crate) error: Option<TaskError>,
-    pub(crate) output: Option<Arc<T>>,
+    /// Its ids for inputs, once a body asked (see [`Names`]).
+    names: Option<Arc<Names>>,
     /// The task driving an attempt that went asynchronous (or a backoff
     /// wait), kept to abort it when the node is cancelled. Attempts that
     /// finish within their first poll never get one.
     handle: Option<JoinHandle<()>>,
-    /// Index in `Core::spans` of the attempt in progress.
-    open_span: Option<u32>,
-    /// When it last became ready: a task paused while ready resumes with
+    /// When it last became ready, kept once the ready queue is ranked (the
+    /// FIFO keeps it in the queue): a task paused while ready resumes with
     /// the priority it had aged to.
     ready_since: Option<Instant>,
-    /// Whether it holds its demand against the budget (while running).
-    holds_budget: bool,
-    /// The state a paused task resumes to.
-    paused_from: Option<PausedFrom>,
     /// Its pause switch, made when a pause is first requested while it runs
     /// (the body reaches it through `Inputs::checkpoint`).
     control: Option<PauseControl>,
 }
 
 impl<T> Node<T> {
-    fn spec(&self) -> &Spec<T> {
-        self.spec
-            .as_ref()
-            .expect("a node that has not ended keeps its spec")
+    fn options(&self) -> &Options {
+        match &self.options {
+            Some(options) => options,
+            None => Options::default_ref(),
+        }
     }
 
     /// Whether its attempt in progress (if any) still counts: running, or
@@ -95,7 +187,23 @@ impl<T> Node<T> {
     }
 }
 
-/// One attempt of one task.
+/// `Node::record`: no attempt in progress.
+const NO_RECORD: u32 = u32::MAX;
+/// `Node::record`: the first attempt is in progress and its record is kept
+/// in the node (`start`, `lane`), not yet in `Core::spans`.
+const RECORD_IN_NODE: u32 = u32::MAX - 1;
+/// `Node::record`: the task completed in its first attempt, whose record is
+/// the node's `start`, `end` and `lane`.
+const DONE_IN_NODE: u32 = u32::MAX - 2;
+
+/// One attempt of one task. A task's first attempt is not written here
+/// when it begins: its node holds its start and worker, and only if it
+/// ends otherwise than by completing on a runner's short path (it fails,
+/// is cancelled, goes asynchronous and ends later, ...) is it written here
+/// then ([`Core::open_record`]). A task that completes at its first attempt
+/// (the common case) so writes no record at all, and the report makes
+/// that attempt's from the node ([`Core::attempt_records`]).
+#[derive(Clone)]
 pub(crate) struct Span {
     pub(crate) node: u32,
     pub(crate) attempt: u32,
@@ -122,27 +230,50 @@ pub(crate) struct Effects {
     pub(crate) finished: bool,
 }
 
-/// Everything an attempt needs, taken under the lock.
+/// Everything an attempt needs, taken under the lock. Its `body` is lent:
+/// whoever calls it gives it back ([`Core::give_back`]) at its next lock
+/// acquisition.
 pub(crate) struct AttemptStart<T> {
     pub(crate) node: u32,
-    pub(crate) spec: Arc<Spec<T>>,
+    pub(crate) body: Body<T>,
+    pub(crate) timeout: Option<Duration>,
     pub(crate) attempt: u32,
     pub(crate) outputs: Outputs<T>,
+}
+
+/// Whether every value of `T` is alike and dropping one does nothing (as
+/// `()`): then all tasks share one output (see [`Core::output`]).
+pub(crate) fn is_unit<T>() -> bool {
+    mem::size_of::<T>() == 0 && !mem::needs_drop::<T>()
 }
 
 /// The ready tasks. Until some task has a priority other than 0, a budget
 /// is set or a task is paused, every ready task has the same effective
 /// priority at any instant (aging adds the same to all, and more to the
 /// older), so the ranked order is the ready order: a FIFO gives it for a
-/// push and a pop, with no id to copy. Nodes cancelled while queued stay in
-/// the FIFO and are skipped when popped. After that the policy's
-/// [`ReadySet`] ranks them (priorities with aging, within the budget).
+/// push and a pop, with no id to copy; it keeps each node's ready time
+/// (moved to the node when the queue becomes ranked), so that making a node
+/// ready writes nothing to the node but its state. Nodes cancelled while
+/// queued stay in the FIFO and are skipped when popped. After that the
+/// policy's [`ReadySet`] ranks them (priorities with aging, within the budget).
 enum Ready {
-    Fifo(VecDeque<u32>),
+    Fifo(VecDeque<(u32, Instant)>),
     Ranked(ReadySet),
 }
 
 impl Ready {
+    /// Queues `node`, node `i`, ready since `since`.
+    #[inline]
+    fn push<T>(&mut self, i: u32, node: &mut Node<T>, since: Instant) {
+        match self {
+            Ready::Fifo(queue) => queue.push_back((i, since)),
+            Ready::Ranked(set) => {
+                node.ready_since = Some(since);
+                set.insert(i, node.id.clone(), node.options().priority, since);
+            }
+        }
+    }
+
     fn len(&self) -> usize {
         match self {
             Ready::Fifo(queue) => queue.len(),
@@ -173,13 +304,17 @@ pub(crate) struct Core<T> {
     pub(crate) fail_fast: bool,
     pub(crate) spans: Vec<Span>,
     pub(crate) finished_at: Option<Instant>,
-    /// Specs of nodes that ended. Dropped together by whoever sees the run
-    /// end ([`Core::take_retired`]), outside the lock (dropping a body runs
-    /// its captures' destructors, which may call into the run), and not one
-    /// by one on the workers: they were allocated by the thread that built
-    /// the graph, and freeing memory of another thread's arena costs the
-    /// allocator several times a local free.
-    retired: Vec<Arc<Spec<T>>>,
+    /// Bodies of nodes that ended. Dropped together by whoever sees
+    /// the run end ([`Core::take_retired`]), outside the lock (dropping a
+    /// body runs its captures' destructors, which may call into the run),
+    /// and not one by one on the workers: they were allocated by the thread
+    /// that built the graph, and freeing memory of another thread's arena
+    /// costs the allocator several times a local free.
+    retired: Vec<Body<T>>,
+    /// The one output every completed task shares when `T` is unit-like
+    /// ([`is_unit`]): set by the first to complete, and shared with the
+    /// runners (which set it) and every attempt's inputs.
+    pub(crate) unit: Arc<OnceLock<Arc<T>>>,
 }
 
 impl<T> Core<T> {
@@ -204,6 +339,7 @@ impl<T> Core<T> {
             spans: Vec::new(),
             finished_at: None,
             retired: Vec::new(),
+            unit: Arc::default(),
         };
         if budgeted {
             core.rank();
@@ -300,23 +436,17 @@ impl<T> Core<T> {
     fn insert(&mut self, task: Task<T>, deps: Edges, now: Instant, effects: &mut Effects) -> u32 {
         let me = u32::try_from(self.nodes.len()).expect("more than u32::MAX tasks");
         let (state, unmet, error) = self.initial_state(&deps);
-        let dep_ids = deps.iter().map(|&d| self.node(d).id.clone());
-        let spec = Arc::new(Spec {
-            dep_ids: dep_ids.collect(),
-            id: task.id,
-            body: task.body,
-            retry: task.retry,
-            timeout: task.timeout,
-            priority: task.priority,
-            demand: task.demand,
-        });
         for &d in deps.iter() {
             self.node_mut(d).dependents.push(me);
         }
-        Arc::make_mut(&mut self.index).insert(spec.id.clone(), me);
+        Arc::make_mut(&mut self.index).insert(task.id.clone(), me);
         self.nodes.push(Node {
-            id: spec.id.clone(),
-            spec: (!state.is_terminal()).then_some(spec),
+            id: task.id,
+            body: (!state.is_terminal()).then_some(task.body),
+            timeout: task.timeout,
+            options: Options::of(task.retry, task.priority, task.demand),
+            names: None,
+            n_deps: u32::try_from(deps.len()).expect("fewer than u32::MAX dependencies"),
             deps,
             dependents: Edges::default(),
             unmet,
@@ -324,10 +454,12 @@ impl<T> Core<T> {
             attempts: 0,
             start: None,
             end: None,
+            has_extras: error.is_some(),
             error,
             output: None,
             handle: None,
-            open_span: None,
+            record: NO_RECORD,
+            lane: 0,
             ready_since: None,
             holds_budget: false,
             paused_from: None,
@@ -396,30 +528,62 @@ impl<T> Core<T> {
         }
     }
 
-    /// The specs of the nodes that ended since the last call, for the caller
-    /// to drop outside the lock.
-    pub(crate) fn take_retired(&mut self) -> Vec<Arc<Spec<T>>> {
+    /// The bodies of the nodes that ended since the last call, for the
+    /// caller to drop outside the lock.
+    pub(crate) fn take_retired(&mut self) -> Vec<Body<T>> {
         mem::take(&mut self.retired)
     }
 
-    /// Called once as the run starts: sizes the per-run records for the
-    /// tasks there are, so they do not grow (and copy) while tasks run.
+    /// The ids of node `i` and its dependencies, for an attempt's inputs
+    /// (see [`Names`]).
+    pub(crate) fn names_of(&mut self, i: u32) -> Arc<Names> {
+        if let Some(names) = &self.node(i).names {
+            return Arc::clone(names);
+        }
+        let node = self.node(i);
+        let names = Arc::new(Names {
+            id: node.id.clone(),
+            dep_ids: node.deps.iter().map(|&d| self.node(d).id.clone()).collect(),
+        });
+        self.node_mut(i).names = Some(Arc::clone(&names));
+        names
+    }
+
+    /// The output of node `i`, if it completed.
+    pub(crate) fn output(&self, i: u32) -> Option<&Arc<T>> {
+        let node = self.node(i);
+        match &node.output {
+            Some(out) => Some(out),
+            None if node.state == TaskState::Completed => self.unit.get(),
+            None => None,
+        }
+    }
+
+    /// Gives back the body lent to an attempt of node `i` (see
+    /// [`AttemptStart`]); retired if the node ended meanwhile.
+    #[inline]
+    pub(crate) fn give_back(&mut self, i: u32, body: Body<T>) {
+        let node = self.node_mut(i);
+        if node.state.is_terminal() {
+            self.retired.push(body);
+        } else {
+            debug_assert!(node.body.is_none(), "one attempt at a time");
+            node.body = Some(body);
+        }
+    }
+
+    /// Called once as the run starts: sizes the list of retired bodies for
+    /// the tasks there are, so that it does not grow (and copy) while tasks
+    /// run. (`spans` is not sized: most tasks write no record there.)
     pub(crate) fn prepare_run(&mut self, fx: &mut Effects) {
-        self.spans.reserve(self.nodes.len());
         self.retired.reserve(self.nodes.len());
         self.wake_runners(fx);
     }
 
     /// Puts node `i` in the ready queue, ready since `since`.
+    #[inline]
     fn push_ready(&mut self, i: u32, since: Instant) {
-        self.node_mut(i).ready_since = Some(since);
-        match &mut self.ready {
-            Ready::Fifo(queue) => queue.push_back(i),
-            Ready::Ranked(set) => {
-                let node = &self.nodes[i as usize];
-                set.insert(i, node.id.clone(), node.spec().priority, since);
-            }
-        }
+        self.ready.push(i, &mut self.nodes[i as usize], since);
     }
 
     /// The ready node to start next, if one fits the budget; with a FIFO
@@ -429,12 +593,13 @@ impl<T> Core<T> {
             Ready::Fifo(queue) => {
                 let nodes = &self.nodes;
                 std::iter::from_fn(|| queue.pop_front())
+                    .map(|(i, _)| i)
                     .find(|&i| nodes[i as usize].state == TaskState::Ready)
             }
             Ready::Ranked(set) => {
                 let (nodes, budget, budgeted) = (&self.nodes, &self.budget, self.budgeted);
                 let fits =
-                    |n: u32| !budgeted || budget.check(&nodes[n as usize].spec().demand).is_ok();
+                    |n: u32| !budgeted || budget.check(&nodes[n as usize].options().demand).is_ok();
                 set.pop_best(now, fits)
             }
         }
@@ -457,17 +622,18 @@ impl<T> Core<T> {
         let queue = mem::take(queue);
         let mut set = ReadySet::new(self.aging.0, self.aging.1);
         set.reserve_nodes(self.nodes.len());
-        for i in queue {
-            let node = &self.nodes[i as usize];
+        for (i, since) in queue {
+            let node = &mut self.nodes[i as usize];
             if node.state == TaskState::Ready {
-                let since = node.ready_since.expect("a queued node has a ready time");
-                set.insert(i, node.id.clone(), node.spec().priority, since);
+                node.ready_since = Some(since);
+                set.insert(i, node.id.clone(), node.options().priority, since);
             }
         }
         self.ready = Ready::Ranked(set);
     }
 
     /// Asks for runners while ready nodes outnumber them (see the module docs).
+    #[inline]
     pub(crate) fn wake_runners(&mut self, fx: &mut Effects) {
         let queued = u32::try_from(self.ready.len()).unwrap_or(u32::MAX);
         let wanted = queued.min(self.max_runners).saturating_sub(self.runners);
@@ -497,7 +663,7 @@ impl<T> Core<T> {
             let Some(i) = self.pop_ready(now) else { break };
             debug_assert_eq!(self.node(i).state, TaskState::Ready);
             if self.budgeted {
-                let demand = &self.nodes[i as usize].spec().demand;
+                let demand = &self.nodes[i as usize].options().demand;
                 let taken = self.budget.try_acquire(demand);
                 taken.expect("it fit a moment ago, under the same lock");
                 self.node_mut(i).holds_budget = true;
@@ -520,14 +686,68 @@ impl<T> Core<T> {
     /// The attempt in progress of node `i` actually began at `at`: a runner
     /// begins a batch of attempts under the lock and polls them one after
     /// the other.
+    #[inline]
     pub(crate) fn began_at(&mut self, i: u32, at: Instant) {
         let node = self.node_mut(i);
-        if let Some(s) = node.open_span {
-            if node.attempts == 1 {
-                node.start = Some(at);
-            }
-            self.spans[s as usize].start = at;
+        let record = node.record;
+        if record == NO_RECORD || record == DONE_IN_NODE {
+            return;
         }
+        if node.attempts == 1 {
+            node.start = Some(at);
+        }
+        if record != RECORD_IN_NODE {
+            self.spans[record as usize].start = at;
+        }
+    }
+
+    /// The index in `spans` of the record of node `i`'s attempt in
+    /// progress, if any, writing it there first if the node kept it.
+    fn open_record(&mut self, i: u32) -> Option<u32> {
+        let node = self.node(i);
+        match node.record {
+            NO_RECORD | DONE_IN_NODE => None,
+            RECORD_IN_NODE => {
+                let s = u32::try_from(self.spans.len()).expect("more than u32::MAX attempts");
+                let span = Span {
+                    node: i,
+                    attempt: node.attempts,
+                    start: node.start.expect("an attempt in progress has begun"),
+                    end: None,
+                    lane: node.lane,
+                    outcome: Outcome::Running,
+                };
+                self.spans.push(span);
+                self.node_mut(i).record = s;
+                Some(s)
+            }
+            s => Some(s),
+        }
+    }
+
+    /// Every attempt's record, in the order the attempts began: those in
+    /// `spans` and those kept in the nodes (see [`Span`]).
+    pub(crate) fn attempt_records(&self) -> Vec<Span> {
+        let mut records = self.spans.clone();
+        for (node, i) in self.nodes.iter().zip(0..) {
+            let (end, outcome) = match node.record {
+                DONE_IN_NODE => (node.end, Outcome::Completed),
+                RECORD_IN_NODE => (None, Outcome::Running),
+                _ => continue,
+            };
+            records.push(Span {
+                node: i,
+                attempt: 1,
+                start: node.start.expect("an attempt that began has a start"),
+                end,
+                lane: node.lane,
+                outcome,
+            });
+        }
+        // Stable: records of attempts that began at the same instant keep
+        // the order they were written in.
+        records.sort_by_key(|r| r.start);
+        records
     }
 
     /// Keeps the driver's handle so the task can be aborted; gives it back if
@@ -537,7 +757,9 @@ impl<T> Core<T> {
     pub(crate) fn attach(&mut self, i: u32, handle: JoinHandle<()>) -> Option<JoinHandle<()>> {
         match self.node(i).state {
             TaskState::Running | TaskState::Paused => {
-                self.node_mut(i).handle = Some(handle);
+                let node = self.node_mut(i);
+                node.handle = Some(handle);
+                node.has_extras = true;
                 None
             }
             TaskState::Cancelled => Some(handle),
@@ -565,48 +787,60 @@ impl<T> Core<T> {
     }
 
     /// Marks node `i` running, opens its attempt's span and gathers its inputs.
+    #[inline]
     fn start_attempt(&mut self, i: u32, now: Instant, lane: u32) -> AttemptStart<T> {
         let node = self.node(i);
-        let outputs = Outputs::gather(
-            node.deps.len(),
-            node.deps.iter().map(|&d| {
-                let out = self.node(d).output.as_ref();
-                Arc::clone(out.expect("a running task's dependencies completed"))
-            }),
-        );
+        let outputs = if is_unit::<T>() {
+            // Nothing to gather: the inputs read the shared output.
+            Outputs::Unit(node.n_deps as usize)
+        } else {
+            Outputs::gather(
+                node.deps.len(),
+                node.deps.iter().map(|&d| {
+                    let out = self.node(d).output.as_ref();
+                    Arc::clone(out.expect("a running task's dependencies completed"))
+                }),
+            )
+        };
         let span = u32::try_from(self.spans.len()).expect("more than u32::MAX attempts");
         let node = self.node_mut(i);
         node.state = TaskState::Running;
         node.attempts += 1;
         node.start.get_or_insert(now);
-        node.open_span = Some(span);
-        let spec = node
-            .spec
-            .as_ref()
-            .expect("a node that is not terminal has its spec");
         let start = AttemptStart {
             node: i,
-            spec: Arc::clone(spec),
+            body: node.body.take().expect("a body lent is given back"),
+            timeout: node.timeout,
             attempt: node.attempts,
             outputs,
         };
-        self.spans.push(Span {
-            node: i,
-            attempt: start.attempt,
-            start: now,
-            end: None,
-            lane,
-            outcome: Outcome::Running,
-        });
+        if start.attempt == 1 {
+            // Kept in the node (see `Span`).
+            node.record = RECORD_IN_NODE;
+            node.lane = lane;
+        } else {
+            node.record = span;
+            self.spans.push(Span {
+                node: i,
+                attempt: start.attempt,
+                start: now,
+                end: None,
+                lane,
+                outcome: Outcome::Running,
+            });
+        }
         start
     }
 
     /// Records how an attempt of node `i` ended. Returns the wait before the
     /// next attempt if the node is to be retried.
+    /// An `Ok(None)` is the output of a unit-like `T`, which the runner
+    /// put in [`Core::unit`].
+    #[inline]
     pub(crate) fn finish_attempt(
         &mut self,
         i: u32,
-        result: Result<Arc<T>, TaskError>,
+        result: Result<Option<Arc<T>>, TaskError>,
         now: Instant,
         fx: &mut Effects,
     ) -> Option<Duration> {
@@ -620,8 +854,10 @@ impl<T> Core<T> {
     }
 
     /// Closes the span of node `i`'s attempt in progress, if any.
+    #[inline]
     fn close_span(&mut self, i: u32, now: Instant, outcome: Outcome) {
-        if let Some(s) = self.node_mut(i).open_span.take() {
+        if let Some(s) = self.open_record(i) {
+            self.node_mut(i).record = NO_RECORD;
             let span = &mut self.spans[s as usize];
             span.end = Some(now);
             span.outcome = outcome;
@@ -629,6 +865,7 @@ impl<T> Core<T> {
     }
 
     /// Moves node `i` into terminal `state`.
+    #[inline]
     fn settle(
         &mut self,
         i: u32,
@@ -643,25 +880,30 @@ impl<T> Core<T> {
         let released = self.release_budget(i);
         let node = self.node_mut(i);
         debug_assert!(!node.state.is_terminal());
-        if let Some(control) = node.control.take() {
-            // Wakes a body waiting at a checkpoint (its driver is aborted too).
-            control.cancel();
+        if node.has_extras {
+            if let Some(control) = node.control.take() {
+                // Wakes a body waiting at a checkpoint (its driver is aborted too).
+                control.cancel();
+            }
+            if let Some(h) = node.handle.take() {
+                // Our own driver is finishing: detach. Someone else's: abort.
+                if state == TaskState::Cancelled {
+                    fx.abort.push(h);
+                }
+            }
         }
         node.paused_from = None;
         node.state = state;
-        node.error = error;
+        if node.has_extras || error.is_some() {
+            // (Without extras, the error is `None` already.)
+            node.error = error;
+            node.has_extras = true;
+        }
         if node.start.is_some() {
             node.end = Some(now);
         }
-        if let Some(h) = node.handle.take() {
-            // Our own driver is finishing: detach. Someone else's: abort.
-            if state == TaskState::Cancelled {
-                fx.abort.push(h);
-            }
-        }
-        if let Some(spec) = node.spec.take() {
-            self.retired.push(spec);
-        }
+        let body = node.body.take();
+        self.retired.extend(body);
         self.live -= 1;
         fx.changed = true;
         if self.live == 0 {
@@ -674,43 +916,120 @@ impl<T> Core<T> {
     }
 
     /// Gives back node `i`'s demand if it holds one; says whether it did.
+    #[inline]
     fn release_budget(&mut self, i: u32) -> bool {
         let node = &mut self.nodes[i as usize];
         if !std::mem::take(&mut node.holds_budget) {
             return false;
         }
-        let demand = &node
-            .spec
-            .as_ref()
-            .expect("a running node has its spec")
-            .demand;
-        self.budget.release(demand);
+        self.budget.release(&node.options().demand);
         true
     }
 
     /// The attempt of node `i` produced `output`. Releases dependents by
     /// decrementing their counters: O(out-degree).
-    fn complete(&mut self, i: u32, output: Arc<T>, now: Instant, fx: &mut Effects) {
+    #[inline]
+    fn complete(&mut self, i: u32, output: Option<Arc<T>>, now: Instant, fx: &mut Effects) {
         if !self.node(i).attempt_counts() {
             return; // cancelled while the attempt ran: the output is dropped
         }
         self.close_span(i, now, Outcome::Completed);
-        self.node_mut(i).output = Some(output);
+        debug_assert!(output.is_some() || self.unit.get().is_some());
+        self.node_mut(i).output = output;
         self.settle(i, TaskState::Completed, None, now, fx);
-        let dependents = mem::take(&mut self.node_mut(i).dependents);
-        for &d in dependents.iter() {
-            let dep = self.node_mut(d);
+        self.release_dependents(i, now);
+        self.wake_runners(fx);
+    }
+
+    /// Node `i` completed: decrements its dependents' counters of unmet
+    /// dependencies and queues those that reach zero.
+    #[inline]
+    fn release_dependents(&mut self, i: u32, now: Instant) {
+        // Dependents come after `i` (see the module docs): borrowing the
+        // two sides apart reads `i`'s list in place.
+        let (done, later) = self.nodes.split_at_mut(i as usize + 1);
+        for &d in done[i as usize].dependents.iter() {
+            let dep = &mut later[(d - i - 1) as usize];
             let paused_pending = dep.paused_from == Some(PausedFrom::Pending);
             if dep.state == TaskState::Pending || paused_pending {
                 dep.unmet -= 1;
                 // A paused one becomes ready when it is resumed.
                 if dep.unmet == 0 && !paused_pending {
                     dep.state = TaskState::Ready;
-                    self.push_ready(d, now);
+                    self.ready.push(d, dep, now);
                 }
             }
         }
-        self.node_mut(i).dependents = dependents;
+    }
+
+    /// Records an attempt of node `i` that a runner polled to its end,
+    /// begun at `began` and ended at `ended`: gives its body back and
+    /// finishes it (see [`Core::finish_attempt`]). The common case, the
+    /// attempt completed and the node, running, never had a budget, an
+    /// error, a driver or a pause switch, takes a short path that does
+    /// what `complete` and `settle` would, reading only the node's hot
+    /// lines, its span and its dependents.
+    #[inline]
+    pub(crate) fn attempt_ran(
+        &mut self,
+        i: u32,
+        body: Body<T>,
+        (began, ended): (Instant, Instant),
+        result: Result<Option<Arc<T>>, TaskError>,
+        fx: &mut Effects,
+    ) -> Option<Duration> {
+        let node = self.node(i);
+        let plain = node.state == TaskState::Running && !node.has_extras && !node.holds_budget;
+        match result {
+            Ok(output) if plain => {
+                self.completed_plain(i, body, (began, ended), output, fx);
+                None
+            }
+            result => {
+                self.give_back(i, body);
+                self.began_at(i, began);
+                self.finish_attempt(i, result, ended, fx)
+            }
+        }
+    }
+
+    /// The short path of [`Core::attempt_ran`].
+    #[inline]
+    fn completed_plain(
+        &mut self,
+        i: u32,
+        body: Body<T>,
+        (began, ended): (Instant, Instant),
+        output: Option<Arc<T>>,
+        fx: &mut Effects,
+    ) {
+        debug_assert!(output.is_some() || self.unit.get().is_some());
+        let node = self.node_mut(i);
+        debug_assert!(node.paused_from.is_none() && node.error.is_none());
+        if node.attempts == 1 {
+            node.start = Some(began);
+        }
+        node.end = Some(ended);
+        node.output = output;
+        node.state = TaskState::Completed;
+        let record = mem::replace(&mut node.record, NO_RECORD);
+        self.retired.push(body);
+        if record == RECORD_IN_NODE {
+            // The record stays in the node (see `Span`).
+            self.node_mut(i).record = DONE_IN_NODE;
+        } else if record != NO_RECORD {
+            let span = &mut self.spans[record as usize];
+            span.start = began;
+            span.end = Some(ended);
+            span.outcome = Outcome::Completed;
+        }
+        self.live -= 1;
+        fx.changed = true;
+        if self.live == 0 {
+            self.finished_at = Some(ended);
+            fx.finished = true;
+        }
+        self.release_dependents(i, ended);
         self.wake_runners(fx);
     }
 
@@ -727,10 +1046,12 @@ impl<T> Core<T> {
         }
         self.close_span(i, now, outcome_of(&error));
         let node = self.node(i);
-        let retry = &node.spec().retry;
+        let retry = &node.options().retry;
         if node.attempts < retry.max_attempts() && !self.stopped {
             let delay = retry.jittered_backoff(node.attempts);
-            self.node_mut(i).error = Some(error);
+            let node = self.node_mut(i);
+            node.error = Some(error);
+            node.has_extras = true;
             return Some(delay);
         }
         self.fail(i, error, now, fx);
@@ -848,6 +1169,7 @@ impl<T> Core<T> {
             }
             TaskState::Running => {
                 let node = self.node_mut(i);
+                node.has_extras = true;
                 let control = node.control.get_or_insert_with(PauseControl::new).clone();
                 control.request_pause();
                 Ok(Some(control))
@@ -936,7 +1258,7 @@ impl<T> Core<T> {
             TaskState::Paused => Blocked::Paused {
                 from: node.paused_from.unwrap_or(PausedFrom::Running),
             },
-            TaskState::Ready => match self.budget.check(&node.spec().demand) {
+            TaskState::Ready => match self.budget.check(&node.options().demand) {
                 Err(full) if self.budgeted => Blocked::BudgetFull(full),
                 _ => Blocked::Outranked {
                     by: self.outranked_by(i, now),
@@ -951,8 +1273,8 @@ impl<T> Core<T> {
         match &self.ready {
             Ready::Fifo(queue) => queue
                 .iter()
-                .take_while(|&&n| n != i)
-                .filter(|&&n| self.node(n).state == TaskState::Ready)
+                .take_while(|&&(n, _)| n != i)
+                .filter(|&&(n, _)| self.node(n).state == TaskState::Ready)
                 .count(),
             Ready::Ranked(set) => set.outranked_by(i, now),
         }
@@ -973,5 +1295,19 @@ fn outcome_of(error: &TaskError) -> Outcome {
         TaskError::Panicked(_) => Outcome::Panicked,
         TaskError::Cancelled(_) => Outcome::Cancelled,
         _ => Outcome::Failed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_run_touches_per_task_is_in_the_first_128_bytes_of_a_node() {
+        type N = Node<Vec<u8>>;
+        assert_eq!(mem::align_of::<N>(), 128);
+        let hot_end = mem::offset_of!(N, options) + mem::size_of::<Option<Box<Options>>>();
+        assert!(hot_end <= 128, "the hot fields end at {hot_end}");
+        assert!(mem::offset_of!(N, id) >= hot_end);
     }
 }

@@ -1,9 +1,9 @@
 //! [`Inputs`]: what a task body receives on each attempt.
 
 use std::ops::Index;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use super::core::Spec;
+use super::core::Names;
 use super::{Cancelled, GraphError, RunHandle, Task, TaskId};
 
 /// A task's dependencies' outputs (in the order the dependencies were
@@ -12,6 +12,10 @@ use super::{Cancelled, GraphError, RunHandle, Task, TaskId};
 ///
 /// Lookups by id scan the dependency list: dependency lists are short, and a
 /// task with a wide fan-in should iterate with [`iter`](Inputs::iter) instead.
+/// The ids (the task's and its dependencies') are fetched from the run, once
+/// per attempt, by the first method that needs them ([`task_id`](Inputs::task_id),
+/// lookups by id, [`iter`](Inputs::iter)); reading the outputs by position
+/// ([`values`](Inputs::values), `inputs[n]`) does without.
 ///
 /// ```
 /// use fastexec::graph::{Graph, Task};
@@ -34,18 +38,24 @@ use super::{Cancelled, GraphError, RunHandle, Task, TaskId};
 /// ```
 pub struct Inputs<T> {
     pub(crate) node: u32,
-    pub(crate) spec: Arc<Spec<T>>,
     pub(crate) attempt: u32,
     pub(crate) outputs: Outputs<T>,
-    pub(crate) run: RunHandle<T>,
+    /// The run, through the handle of the runner that began the attempt
+    /// (see `run.rs`).
+    pub(crate) run: Arc<RunHandle<T>>,
+    /// The task's ids, fetched on first use (see above).
+    pub(crate) names: OnceLock<Arc<Names>>,
 }
 
-/// The dependencies' outputs, in the order of `Spec::dep_ids`. Up to two
+/// The dependencies' outputs, in the order of `Names::dep_ids`. Up to two
 /// are kept inline: most tasks have few dependencies, and gathering them
-/// then allocates nothing.
+/// then allocates nothing. A unit-like `T` gathers nothing: every output is
+/// the run's shared one.
 pub(crate) enum Outputs<T> {
     Few([Option<Arc<T>>; 2]),
     Many(Box<[Arc<T>]>),
+    /// As many outputs as this, each the run's shared unit.
+    Unit(usize),
 }
 
 impl<T> Outputs<T> {
@@ -58,18 +68,42 @@ impl<T> Outputs<T> {
         }
     }
 
-    fn get(&self, n: usize) -> Option<&Arc<T>> {
+    fn len(&self) -> usize {
+        match self {
+            Outputs::Few(few) => few.iter().flatten().count(),
+            Outputs::Many(many) => many.len(),
+            Outputs::Unit(len) => *len,
+        }
+    }
+
+    /// The `n`th output; `unit` is the run's shared unit output.
+    fn get<'a>(&'a self, n: usize, unit: &'a OnceLock<Arc<T>>) -> Option<&'a Arc<T>> {
         match self {
             Outputs::Few(few) => few.get(n)?.as_ref(),
             Outputs::Many(many) => many.get(n),
+            Outputs::Unit(len) if n < *len => unit.get(),
+            Outputs::Unit(_) => None,
         }
+    }
+}
+
+impl<T> Inputs<T> {
+    /// The task's ids (see the type's docs).
+    fn names(&self) -> &Names {
+        self.names
+            .get_or_init(|| self.run.shared.lock().names_of(self.node))
+    }
+
+    /// The `n`th output.
+    fn nth(&self, n: usize) -> Option<&Arc<T>> {
+        self.outputs.get(n, &self.run.shared.unit)
     }
 }
 
 impl<T: Send + Sync + 'static> Inputs<T> {
     /// The id of the task being run.
     pub fn task_id(&self) -> &TaskId {
-        &self.spec.id
+        &self.names().id
     }
 
     /// The attempt number, 1 for the first.
@@ -85,13 +119,13 @@ impl<T: Send + Sync + 'static> Inputs<T> {
     /// The output of dependency `id` as a shared pointer, to keep it beyond
     /// the body without copying.
     pub fn get_shared(&self, id: &str) -> Option<&Arc<T>> {
-        let pos = self.spec.dep_ids.iter().position(|d| d.as_str() == id)?;
-        self.outputs.get(pos)
+        let pos = self.names().dep_ids.iter().position(|d| d.as_str() == id)?;
+        self.nth(pos)
     }
 
     /// `(dependency id, output)` pairs in declaration order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&TaskId, &T)> {
-        self.spec.dep_ids.iter().zip(self.values())
+        self.names().dep_ids.iter().zip(self.values())
     }
 
     /// The outputs in declaration order.
@@ -101,12 +135,12 @@ impl<T: Send + Sync + 'static> Inputs<T> {
 
     /// The number of dependencies.
     pub fn len(&self) -> usize {
-        self.spec.dep_ids.len()
+        self.outputs.len()
     }
 
     /// Whether the task has no dependencies.
     pub fn is_empty(&self) -> bool {
-        self.spec.dep_ids.is_empty()
+        self.len() == 0
     }
 
     /// The running graph this task belongs to.
@@ -187,7 +221,7 @@ impl<T: Send + Sync + 'static> Index<&str> for Inputs<T> {
     fn index(&self, id: &str) -> &T {
         match self.get(id) {
             Some(out) => out,
-            None => panic!("task `{}` has no dependency `{id}`", self.spec.id),
+            None => panic!("task `{}` has no dependency `{id}`", self.names().id),
         }
     }
 }
@@ -200,12 +234,12 @@ impl<T> Index<usize> for Inputs<T> {
     /// # Panics
     /// If `n` is out of range.
     fn index(&self, n: usize) -> &T {
-        match self.outputs.get(n) {
+        match self.nth(n) {
             Some(out) => out,
             None => panic!(
                 "task `{}` has {} dependencies, not {}",
-                self.spec.id,
-                self.spec.dep_ids.len(),
+                self.names().id,
+                self.outputs.len(),
                 n + 1
             ),
         }
@@ -214,10 +248,11 @@ impl<T> Index<usize> for Inputs<T> {
 
 impl<T> std::fmt::Debug for Inputs<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names = self.names();
         f.debug_struct("Inputs")
-            .field("task", &self.spec.id)
+            .field("task", &names.id)
             .field("attempt", &self.attempt)
-            .field("deps", &self.spec.dep_ids)
+            .field("deps", &names.dep_ids)
             .finish_non_exhaustive()
     }
 }

@@ -138,7 +138,8 @@ impl<T> Tables<T> {
         let tasks: Vec<TaskRecord<T>> = core
             .nodes
             .iter()
-            .map(|n| TaskRecord {
+            .zip(0..)
+            .map(|(n, i)| TaskRecord {
                 id: n.id.clone(),
                 deps: n.deps.iter().map(|&d| core.node(d).id.clone()).collect(),
                 state: n.state,
@@ -146,12 +147,12 @@ impl<T> Tables<T> {
                 start: n.start.map(at),
                 end: n.end.map(at),
                 error: n.error.clone(),
-                output: n.output.clone(),
+                output: core.output(i).cloned(),
             })
             .collect();
         let mut names: Vec<Option<Arc<str>>> = Vec::new();
         let attempts = core
-            .spans
+            .attempt_records()
             .iter()
             .map(|s| {
                 let lane = s.lane as usize;

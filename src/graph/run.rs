@@ -13,8 +13,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use event_listener::Event;
 
-use super::core::{AttemptStart, Core, Effects, MAX_BATCH};
-use super::task::BodyFuture;
+use super::core::{is_unit, AttemptStart, Core, Effects, MAX_BATCH};
+use super::task::{Body, BodyFuture};
 use super::TaskState;
 use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError};
 use super::{Blocked, PauseError, SchedulerConfig};
@@ -169,12 +169,13 @@ impl<T: Send + Sync + 'static> Graph<T> {
     pub fn start(mut self) -> RunHandle<T> {
         let mut fx = Effects::default();
         self.core.prepare_run(&mut fx);
+        let unit = Arc::clone(&self.core.unit);
         let run = RunHandle {
             shared: Arc::new(Shared {
                 core: Mutex::new(self.core),
                 changed: Event::new(),
                 watchers: AtomicUsize::new(0),
-                unit: OnceLock::new(),
+                unit,
                 t0: Instant::now(),
                 started_at: SystemTime::now(),
             }),
@@ -205,8 +206,8 @@ pub(crate) struct Shared<T> {
     /// How many `wait` calls are in progress.
     watchers: AtomicUsize,
     /// The one output every task shares when outputs carry nothing (see
-    /// [`Shared::share`]).
-    unit: OnceLock<Arc<T>>,
+    /// [`Shared::share`]); the core's `unit`.
+    pub(crate) unit: Arc<OnceLock<Arc<T>>>,
     pub(crate) t0: Instant,
     pub(crate) started_at: SystemTime,
 }
@@ -225,11 +226,17 @@ impl<T: Send + Sync + 'static> Shared<T> {
         for _ in 0..fx.runners {
             crate::spawn(run_ready(Arc::clone(self))).detach();
         }
-        for (i, delay) in fx.retries {
-            self.drive_apart(i, Resume::Backoff(delay), None);
+        // (Checked first: most transitions have neither, and an empty
+        // vector is cheaper to test than to iterate and drop.)
+        if !fx.retries.is_empty() {
+            for (i, delay) in fx.retries {
+                self.drive_apart(i, Resume::Backoff(delay), None);
+            }
         }
-        for mut handle in fx.abort {
-            handle.abort();
+        if !fx.abort.is_empty() {
+            for mut handle in fx.abort {
+                handle.abort();
+            }
         }
         // SeqCst pairs with the increment in `wait`: a watcher registered
         // before our transition is seen here, or it saw the transition itself.
@@ -244,68 +251,32 @@ impl<T: Send + Sync + 'static> Shared<T> {
     /// the core's lock (which keeps the allocation out of the critical
     /// section). Outputs of a type with no size and no drop glue, such as
     /// `()`, are all alike and dropping one does nothing, so they share one
-    /// `Arc`, made from the first: a reference count instead of an
-    /// allocation per task (which, never freed during the run, always took
-    /// the allocator's slow path).
-    fn share(&self, output: T) -> Arc<T> {
-        if mem::size_of::<T>() == 0 && !mem::needs_drop::<T>() {
-            Arc::clone(self.unit.get_or_init(|| Arc::new(output)))
+    /// `Arc`, made from the first, and are not counted at all: `None` says
+    /// "the shared one" (see `Core::output`). Neither an allocation per task
+    /// (which, never freed during the run, always took the allocator's slow
+    /// path) nor a reference count on a line every runner writes.
+    fn share(&self, output: T) -> Option<Arc<T>> {
+        if is_unit::<T>() {
+            self.unit.get_or_init(|| Arc::new(output));
+            None
         } else {
-            Arc::new(output)
-        }
-    }
-
-    /// The future of one attempt: the body called with its inputs.
-    /// `spare` is the box of a finished attempt, offered to the body (see
-    /// [`BodyFuture`]).
-    fn attempt(
-        self: &Arc<Self>,
-        start: AttemptStart<T>,
-        spare: &mut Option<BodyFuture<T>>,
-    ) -> Attempt<T> {
-        let deadline = start.spec.timeout.map(|d| (crate::time::sleep(d), d));
-        let spec = Arc::clone(&start.spec);
-        // With no subscriber interested, building the span is one relaxed
-        // load (the callsite's cached interest) and the id is not formatted;
-        // a disabled span is then not kept, so entering it costs nothing.
-        let span = tracing::debug_span!("graph_task", id = %spec.id, attempt = start.attempt);
-        let span = Some(span).filter(|s| !s.is_disabled());
-        let inputs = Inputs {
-            node: start.node,
-            spec: start.spec,
-            attempt: start.attempt,
-            outputs: start.outputs,
-            run: RunHandle {
-                shared: Arc::clone(self),
-            },
-        };
-        let call = || panic::catch_unwind(AssertUnwindSafe(|| (spec.body)(inputs, spare)));
-        let called = match &span {
-            Some(span) => span.in_scope(call),
-            None => call(),
-        };
-        match called {
-            Ok(body) => Attempt::Running {
-                body,
-                deadline,
-                span,
-            },
-            Err(payload) => Attempt::Over(Some(panic_error(payload))),
+            Some(Arc::new(output))
         }
     }
 
     /// Continues node `i` in a task of its own (an attempt that went
-    /// asynchronous, begun at `began`, or a wait before a retry), kept so
-    /// cancel can abort it.
-    fn drive_apart(self: &Arc<Self>, i: u32, resume: Resume<T>, began: Option<Instant>) {
-        let handle = crate::spawn(drive(Arc::clone(self), i, resume));
-        let cancelled = {
+    /// asynchronous, begun at `began`, whose body is given back; or a wait
+    /// before a retry), kept so cancel can abort it. The body goes back
+    /// before the driver exists: once the attempt can end, the run can
+    /// end, and the bodies must then all be in the core to be retired.
+    fn drive_apart(self: &Arc<Self>, i: u32, resume: Resume<T>, began: Option<(Instant, Body<T>)>) {
+        if let Some((at, body)) = began {
             let mut core = self.lock();
-            if let Some(at) = began {
-                core.began_at(i, at);
-            }
-            core.attach(i, handle)
-        };
+            core.began_at(i, at);
+            core.give_back(i, body);
+        }
+        let handle = crate::spawn(drive(Arc::clone(self), i, resume));
+        let cancelled = self.lock().attach(i, handle);
         if let Some(mut handle) = cancelled {
             handle.abort();
         }
@@ -321,10 +292,12 @@ const RUNNER_BUDGET: usize = 128;
 /// steal: a batch must not hold short tasks back behind a long one.
 const HAND_OFF_AFTER: Duration = Duration::from_micros(50);
 
-/// An attempt a runner polled to its end: when it began and ended.
+/// An attempt a runner polled to its end: when it began and ended, and
+/// the body to give back.
 struct Ran<T> {
     node: u32,
-    result: Result<Arc<T>, TaskError>,
+    body: Body<T>,
+    result: Result<Option<Arc<T>>, TaskError>,
     began: Instant,
     /// The clock reading after it, taken before the next attempt (or at the
     /// next lock acquisition, for the last of a batch).
@@ -332,20 +305,30 @@ struct Ran<T> {
 }
 
 /// A runner's attempts: begun and not yet polled, polled to their end and
-/// not yet recorded, and the box of the last one that finished, kept for
-/// the next body (see [`BodyFuture`]).
+/// not yet recorded, the box of the last one that finished, kept for the
+/// next body (see [`BodyFuture`]), and the runner's link to the run.
 struct Batch<T> {
     begun: Vec<AttemptStart<T>>,
     ran: Vec<Ran<T>>,
-    spare: Option<BodyFuture<T>>,
+    /// Where each body makes its future (see [`Body`]); it keeps the box
+    /// of the last attempt that finished, for the next.
+    slot: Option<BodyFuture<T>>,
+    /// The run handle the inputs of this runner's attempts share: each
+    /// attempt counts a reference to it, on a line of the runner's own,
+    /// rather than to the run, whose count every runner would write for
+    /// every task (a line moving between cores, next to the run's lock).
+    link: Arc<RunHandle<T>>,
 }
 
 impl<T> Batch<T> {
-    fn new(begun: Vec<AttemptStart<T>>) -> Self {
+    fn new(shared: &Arc<Shared<T>>, begun: Vec<AttemptStart<T>>) -> Self {
         Batch {
             ran: Vec::with_capacity(begun.len().max(MAX_BATCH)),
             begun,
-            spare: None,
+            slot: None,
+            link: Arc::new(RunHandle {
+                shared: Arc::clone(shared),
+            }),
         }
     }
 }
@@ -359,7 +342,7 @@ impl<T> Batch<T> {
 /// when no node is ready (see `core.rs` for why no ready node is then
 /// forgotten).
 async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
-    let mut batch = Batch::new(Vec::with_capacity(MAX_BATCH));
+    let mut batch = Batch::new(&shared, Vec::with_capacity(MAX_BATCH));
     let mut budget = RUNNER_BUDGET;
     loop {
         let mut fx = Effects::default();
@@ -426,19 +409,17 @@ fn poll_batch<T: Send + Sync + 'static>(
         }
         first = false;
         let i = start.node;
-        let mut attempt = shared.attempt(start, &mut batch.spare);
-        match Pin::new(&mut attempt).poll(cx) {
-            Poll::Ready(result) => {
+        let (begun, body) = begin(&batch.link, start, now, &mut batch.slot, cx);
+        match begun {
+            Begun::Over(result) => {
                 let failed = result.is_err();
                 batch.ran.push(Ran {
                     node: i,
+                    body,
                     result: result.map(|out| shared.share(out)),
                     began: now,
                     ended: None,
                 });
-                if let Attempt::Running { body, .. } = attempt {
-                    batch.spare = Some(body);
-                }
                 if failed {
                     // Rare: the rest waits for the failure to be recorded.
                     let rest: Vec<_> = starts.collect();
@@ -446,14 +427,16 @@ fn poll_batch<T: Send + Sync + 'static>(
                     return;
                 }
             }
-            Poll::Pending => shared.drive_apart(i, Resume::Attempt(attempt), Some(now)),
+            Begun::Pending(attempt) => {
+                shared.drive_apart(i, Resume::Attempt(attempt), Some((now, body)));
+            }
         }
     }
 }
 
 /// Runs attempts a runner handed off (see [`poll_batch`]) and records them.
 async fn run_apart<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, begun: Vec<AttemptStart<T>>) {
-    let mut batch = Batch::new(begun);
+    let mut batch = Batch::new(&shared, begun);
     while !batch.begun.is_empty() {
         in_context(|cx| poll_batch(&shared, &mut batch, Instant::now(), cx)).await;
         let mut fx = Effects::default();
@@ -463,32 +446,105 @@ async fn run_apart<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, begun: Vec<
 }
 
 /// Calls `f` once with the current task's context.
-async fn in_context(f: impl FnOnce(&mut Context<'_>)) {
+async fn in_context<R>(f: impl FnOnce(&mut Context<'_>) -> R) -> R {
     let mut f = Some(f);
-    std::future::poll_fn(|cx| {
-        if let Some(f) = f.take() {
-            f(cx);
-        }
-        Poll::Ready(())
-    })
-    .await
+    std::future::poll_fn(|cx| Poll::Ready(f.take().expect("polled once")(cx))).await
 }
 
 /// Records the attempts a runner polled to their end (the last ended at
-/// `now`): their outputs or failures, and the retries due. Then drops the
-/// begun attempts of tasks that ended meanwhile (cancelled, or fail-fast
-/// after a failure of the batch): they do not start.
+/// `now`): their outputs or failures, and the retries due, and gives their
+/// bodies back. Then drops the begun attempts of tasks that ended meanwhile
+/// (cancelled, or fail-fast after a failure of the batch): they do not
+/// start, and their bodies go back to be retired.
 fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Effects) {
     for r in batch.ran.drain(..) {
-        core.began_at(r.node, r.began);
-        let ended = r.ended.unwrap_or(now);
-        if let Some(delay) = core.finish_attempt(r.node, r.result, ended, fx) {
+        let times = (r.began, r.ended.unwrap_or(now));
+        if let Some(delay) = core.attempt_ran(r.node, r.body, times, r.result, fx) {
             fx.retries.push((r.node, delay));
         }
     }
     if !batch.begun.is_empty() {
-        batch.begun.retain(|start| core.still_running(start.node));
+        for start in mem::take(&mut batch.begun) {
+            if core.still_running(start.node) {
+                batch.begun.push(start);
+            } else {
+                core.give_back(start.node, start.body);
+            }
+        }
     }
+}
+
+/// Begins an attempt at `began`: calls the body with its inputs (which
+/// share `link`), making its future in `slot` and polling it once with
+/// `cx` (see [`Body`]). Gives the result if the attempt is over (done, or
+/// it panicked), or the attempt to poll again, and the body, to give back
+/// (see [`AttemptStart`]).
+fn begin<T: Send + Sync + 'static>(
+    link: &Arc<RunHandle<T>>,
+    start: AttemptStart<T>,
+    began: Instant,
+    slot: &mut Option<BodyFuture<T>>,
+    cx: &mut Context<'_>,
+) -> (Begun<T>, Body<T>) {
+    let AttemptStart {
+        node,
+        body,
+        timeout,
+        attempt,
+        outputs,
+    } = start;
+    let inputs = Inputs {
+        node,
+        attempt,
+        outputs,
+        run: Arc::clone(link),
+        names: OnceLock::new(),
+    };
+    // With no subscriber that could want a debug span (one relaxed load),
+    // no span is made, kept or dropped.
+    let span = if tracing::level_enabled!(tracing::Level::DEBUG) {
+        attempt_span(&inputs, attempt)
+    } else {
+        None
+    };
+    let call = || panic::catch_unwind(AssertUnwindSafe(|| body(inputs, slot, cx)));
+    let called = match span.as_deref() {
+        Some(span) => span.in_scope(call),
+        None => call(),
+    };
+    let begun = match called {
+        Ok(Poll::Ready(result)) => Begun::Over(result.map_err(TaskError::from)),
+        Ok(Poll::Pending) => Begun::Pending(Attempt {
+            body: slot
+                .take()
+                .expect("a pending body left its future in the slot"),
+            deadline: Deadline::new(began, timeout),
+            span,
+        }),
+        // The future that panicked, if any, is dropped when the slot is
+        // next filled.
+        Err(payload) => Begun::Over(Err(panic_error(payload))),
+    };
+    (begun, body)
+}
+
+/// The `tracing` span of an attempt, if a subscriber wants it (then the
+/// task's id is fetched for it).
+#[cold]
+fn attempt_span<T: Send + Sync + 'static>(
+    inputs: &Inputs<T>,
+    attempt: u32,
+) -> Option<Box<tracing::Span>> {
+    let span = tracing::debug_span!("graph_task", id = %inputs.task_id(), attempt);
+    Some(span).filter(|s| !s.is_disabled()).map(Box::new)
+}
+
+/// What [`begin`] gives.
+enum Begun<T> {
+    /// The attempt is over: done in its first poll, or it panicked.
+    Over(Result<T, TaskError>),
+    /// The attempt is under way.
+    Pending(Attempt<T>),
 }
 
 /// Where a driver picks node `i` up.
@@ -507,13 +563,27 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
             Resume::Attempt(attempt) => attempt.await.map(|out| shared.share(out)),
             Resume::Backoff(delay) => {
                 crate::time::sleep(delay).await;
-                let begun = shared
-                    .lock()
-                    .retry_attempt(i, Instant::now(), lane::current());
+                let (now, begun) = {
+                    let mut core = shared.lock();
+                    // Under the lock, as in `run_ready`.
+                    let now = Instant::now();
+                    (now, core.retry_attempt(i, now, lane::current()))
+                };
                 match begun {
                     Ok(start) => {
-                        let attempt = shared.attempt(start, &mut None);
-                        attempt.await.map(|out| shared.share(out))
+                        let link = Arc::new(RunHandle {
+                            shared: Arc::clone(&shared),
+                        });
+                        let (begun, body) =
+                            in_context(|cx| begin(&link, start, now, &mut None, cx)).await;
+                        // Given back before the attempt can end (see
+                        // `Shared::drive_apart`).
+                        shared.lock().give_back(i, body);
+                        let result = match begun {
+                            Begun::Over(result) => result,
+                            Begun::Pending(attempt) => attempt.await,
+                        };
+                        result.map(|out| shared.share(out))
                     }
                     Err(fx) => return shared.apply(fx),
                 }
@@ -531,46 +601,69 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
     }
 }
 
-/// One attempt: the body's future, with panics caught and the timeout
-/// applied. `Unpin` and movable, so a runner can poll it once in place and
-/// hand it to a driver task if it is not done.
-enum Attempt<T> {
-    Running {
-        body: BodyFuture<T>,
-        /// The timeout's timer and length.
-        deadline: Option<(Sleep, Duration)>,
-        /// The `tracing` span of this attempt, entered while it is polled
-        /// (`None` if no subscriber wants it).
-        span: Option<tracing::Span>,
-    },
-    /// Ended before its first poll (the body panicked building its future).
-    Over(Option<TaskError>),
+/// An attempt under way (its body's future was not done in its first
+/// poll): the future, with panics caught and the timeout applied. `Unpin`
+/// and movable, so that a runner can hand it to a driver task.
+struct Attempt<T> {
+    body: BodyFuture<T>,
+    deadline: Deadline,
+    /// The `tracing` span of this attempt, entered while it is polled
+    /// (`None` if no subscriber wants it).
+    span: Option<Box<tracing::Span>>,
+}
+
+/// An attempt's time limit: when it expires and its length, and the timer,
+/// made when a poll first finds the body not done (an attempt done in its
+/// first poll, the common case, never makes one).
+struct Deadline {
+    expires: Option<(Instant, Duration)>,
+    timer: Option<Box<Sleep>>,
+}
+
+impl Deadline {
+    /// The limit of an attempt begun at `began` (none if `timeout` is none,
+    /// or too long for an `Instant`: such an attempt never times out).
+    #[inline]
+    fn new(began: Instant, timeout: Option<Duration>) -> Self {
+        let expires = match timeout {
+            None => None,
+            Some(d) => began.checked_add(d).map(|at| (at, d)),
+        };
+        Deadline {
+            expires,
+            timer: None,
+        }
+    }
+
+    /// Whether the attempt has run out of time; if not, the timer will
+    /// wake the task polling it when it does.
+    fn poll_expired(&mut self, cx: &mut Context<'_>) -> Option<Duration> {
+        let (at, d) = self.expires?;
+        let timer = self
+            .timer
+            .get_or_insert_with(|| Box::new(crate::time::sleep_until(at)));
+        Pin::new(&mut **timer).poll(cx).is_ready().then_some(d)
+    }
 }
 
 impl<T> Future for Attempt<T> {
     type Output = Result<T, TaskError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.get_mut() {
-            Attempt::Over(error) => Poll::Ready(Err(error.take().expect("polled after the end"))),
-            Attempt::Running {
-                body,
-                deadline,
-                span,
-            } => {
-                let _entered = span.as_ref().map(tracing::Span::enter);
-                match panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
-                    Ok(Poll::Ready(result)) => return Poll::Ready(result.map_err(TaskError::from)),
-                    Ok(Poll::Pending) => {}
-                    Err(payload) => return Poll::Ready(Err(panic_error(payload))),
-                }
-                if let Some((timer, d)) = deadline {
-                    if Pin::new(timer).poll(cx).is_ready() {
-                        return Poll::Ready(Err(TaskError::TimedOut(*d)));
-                    }
-                }
-                Poll::Pending
-            }
+        let Attempt {
+            body,
+            deadline,
+            span,
+        } = self.get_mut();
+        let _entered = span.as_deref().map(tracing::Span::enter);
+        match panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
+            Ok(Poll::Ready(result)) => return Poll::Ready(result.map_err(TaskError::from)),
+            Ok(Poll::Pending) => {}
+            Err(payload) => return Poll::Ready(Err(panic_error(payload))),
+        }
+        match deadline.poll_expired(cx) {
+            Some(d) => Poll::Ready(Err(TaskError::TimedOut(d))),
+            None => Poll::Pending,
         }
     }
 }
@@ -804,7 +897,7 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
         self.wait_until(|core| {
             let node = core.node(i);
             match node.state {
-                TaskState::Completed => Some(Ok(Arc::clone(node.output.as_ref()?))),
+                TaskState::Completed => Some(Ok(Arc::clone(core.output(i)?))),
                 s if s.is_terminal() => Some(Err(GraphError::TaskFailed {
                     id: node.id.clone(),
                     source: node.error.clone()?,

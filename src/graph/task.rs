@@ -4,15 +4,23 @@
 use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use super::{BoxError, Demand, Inputs, RetryPolicy, TaskId};
 
-/// A re-runnable task body: called once per attempt with its inputs and a
-/// spare box (see [`BodyFuture`]). Boxed rather than `Arc`ed: a closure
-/// capturing nothing then costs no allocation.
-pub(crate) type Body<T> =
-    Box<dyn Fn(Inputs<T>, &mut Option<BodyFuture<T>>) -> BodyFuture<T> + Send + Sync>;
+/// A re-runnable task body: called once per attempt with its inputs, a
+/// slot and a context, it makes the attempt's future, boxed in the slot
+/// (see [`BodyFuture`]), and polls it once. `Ready`: the attempt is over
+/// and the box stays in the slot for the next call. `Pending`: the future
+/// is in the slot, to be taken and polled again. One dynamic call per
+/// attempt for both, and no move of the future once boxed. Boxed rather
+/// than `Arc`ed: a closure capturing nothing then costs no allocation.
+pub(crate) type Body<T> = Box<
+    dyn Fn(Inputs<T>, &mut Option<BodyFuture<T>>, &mut Context<'_>) -> Poll<Result<T, BoxError>>
+        + Send
+        + Sync,
+>;
 
 /// The future of one attempt, boxed. A runner keeps the box of an attempt
 /// that finished and offers it to the next body it calls: if that body's
@@ -44,20 +52,27 @@ where
     }
 }
 
-/// `fut` boxed: in `spare` if that box takes it, otherwise in a new box
-/// (and a spare of another type stays where it is).
-fn boxed<T, Fut>(fut: Fut, spare: &mut Option<BodyFuture<T>>) -> BodyFuture<T>
+/// Puts `fut` in `slot` (in the box there if it takes it, otherwise in a
+/// new one, replacing it) and polls it once (see [`Body`]).
+fn start<T, Fut>(
+    fut: Fut,
+    slot: &mut Option<BodyFuture<T>>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<T, BoxError>>
 where
     Fut: Future<Output = Result<T, BoxError>> + Send + 'static,
 {
     let mut next = Some(fut);
-    if let Some(mut reused) = spare.take() {
-        if reused.as_mut().refill(&mut next) {
-            return reused;
-        }
-        *spare = Some(reused);
+    let reused = match slot {
+        Some(boxed) => boxed.as_mut().refill(&mut next),
+        None => false,
+    };
+    if !reused {
+        let fut = next.expect("a box that refused the future left it");
+        *slot = Some(Box::pin(fut));
     }
-    Box::pin(next.expect("a box that refused the future left it"))
+    let boxed = slot.as_mut().expect("the slot was just filled");
+    boxed.as_mut().poll(cx)
 }
 
 /// A task to add to a [`Graph`](super::Graph): an id, the ids it depends on,
@@ -109,7 +124,7 @@ impl<T: Send + Sync + 'static> Task<T> {
         Task {
             id: id.into(),
             deps: Vec::new(),
-            body: Box::new(move |inputs, spare| boxed(body(inputs), spare)),
+            body: Box::new(move |inputs, slot, cx| start(body(inputs), slot, cx)),
             retry: RetryPolicy::default(),
             timeout: None,
             priority: 0,
