@@ -131,6 +131,12 @@ impl Shared {
         self.ext.on_earlier_deadline();
     }
 
+    /// This executor's key in the table of live executors (unique for the
+    /// life of the process).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
     pub(crate) fn workers(&self) -> usize {
         self.stealers.len()
     }
@@ -219,6 +225,9 @@ impl Shared {
 
     /// Queues a new task: the back of this worker's ring, or the injector.
     pub(crate) fn schedule_new(&self, task: Runnable) {
+        if !context::is_worker_of(self.id) {
+            return self.inject(task);
+        }
         context::with_worker(|worker| match worker {
             Some(worker) if std::ptr::eq(worker.shared(), self) => worker.push_new(task),
             _ => self.inject(task),
@@ -229,6 +238,9 @@ impl Shared {
     /// hold the `Arc`, as the decorated path's do; the default path's hold
     /// only the id, see [`schedule_woken`]).
     pub(crate) fn schedule_woken(&self, task: Runnable, woke_itself: bool) {
+        if !context::is_worker_of(self.id) {
+            return self.inject(task);
+        }
         context::with_worker(|worker| match worker {
             Some(worker) if worker.shared().id == self.id => {
                 worker.schedule_woken(task, woke_itself)
@@ -277,13 +289,17 @@ const OVERFLOW_BATCH: usize = 32;
 /// workers, in its queues; elsewhere, in the executor's injector, or if the
 /// executor is gone, nowhere (the task is dropped).
 fn schedule_woken(id: u64, task: Runnable, woke_itself: bool) {
-    context::with_worker(|worker| match worker {
-        Some(worker) if worker.shared().id == id => worker.schedule_woken(task, woke_itself),
-        _ => match live::find(id) {
+    if context::is_worker_of(id) {
+        context::with_worker(|worker| match worker {
+            Some(worker) => worker.schedule_woken(task, woke_itself),
+            None => unreachable!("a thread marked as a worker has its worker"),
+        })
+    } else {
+        match live::find(id) {
             Some(shared) => shared.inject(task),
             None => drop(task),
-        },
-    })
+        }
+    }
 }
 
 /// The table of live executors, by id, for wakes from threads that are not

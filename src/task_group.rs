@@ -185,6 +185,11 @@ impl MemberGuard {
         self.0.take()
     }
 
+    /// Whether the guard counts the task in no group.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
     /// Moves the guard out, leaving an empty one (for a task that completed:
     /// its worker releases the guard after the output is stored).
     pub(crate) fn take_guard(&mut self) -> MemberGuard {
