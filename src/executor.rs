@@ -215,12 +215,30 @@ impl Shared {
             schedule_woken(executor, task, info.woken_while_running)
         });
         let (task, handle) = async_task::Builder::new().spawn(move |()| future, schedule);
+        self.queue_spawned(task, worker);
+        JoinHandle::new(handle)
+    }
+
+    /// Counts and queues a new task: on `worker`, or on this thread's worker
+    /// when it is one of ours (found here, so that a spawn through
+    /// [`Executor::spawn`] from a task is counted on the worker's own
+    /// counter, not with an atomic add on the line of outside spawns that
+    /// every worker would then share), else in the injector.
+    #[inline]
+    fn queue_spawned(&self, task: Runnable, worker: Option<&Worker>) {
+        if worker.is_none() && context::is_worker_of(self.id) {
+            return context::with_worker(|found| self.count_and_queue(task, found));
+        }
+        self.count_and_queue(task, worker)
+    }
+
+    #[inline]
+    fn count_and_queue(&self, task: Runnable, worker: Option<&Worker>) {
         self.ext.counters.count_spawn(worker);
         match worker {
             Some(worker) => worker.push_new(task),
-            None => self.schedule_new(task),
+            None => self.inject(task),
         }
-        JoinHandle::new(handle)
     }
 
     /// Queues a new task: the back of this worker's ring, or the injector.
