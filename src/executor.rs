@@ -172,7 +172,7 @@ impl Shared {
 
     /// The oldest batch that overflowed from a full ring (never empty).
     pub(crate) fn pop_overflow(&self) -> Option<Vec<Runnable>> {
-        self.overflow.pop().ok()
+        pop_unless_empty(&self.overflow)
     }
 
     /// Whether any queue holds work (for the last searcher's final look).
@@ -296,6 +296,22 @@ impl Shared {
             drop(batch);
         }
     }
+}
+
+/// Pops from `queue` unless it looks empty. `ConcurrentQueue::pop` on an
+/// empty queue issues a full fence before it finds nothing; a worker whose
+/// ring runs dry looks at the overflow queue (nearly always empty) every
+/// time, and the priority queues (empty unless priorities are used) before
+/// it parks, so the two plain loads of `is_empty` go first. (Not for the
+/// injector: when tasks come from outside it is seldom empty, and there
+/// the check would only add loads.)
+/// A stale "empty" is no worse than a pop an instant earlier: that no work
+/// is stranded rests on the idle protocol's own fences (`idle.rs`).
+pub(crate) fn pop_unless_empty<T>(queue: &ConcurrentQueue<T>) -> Option<T> {
+    if queue.is_empty() {
+        return None;
+    }
+    queue.pop().ok()
 }
 
 /// Tasks per overflow batch. Small enough that glibc serves the buffer from
