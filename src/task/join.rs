@@ -27,24 +27,28 @@ type Output<T> = Option<Result<T, Failure>>;
 /// ```
 #[must_use = "dropping a JoinHandle detaches the task; call `.detach()` to mean that"]
 pub struct JoinHandle<T> {
-    state: State<T>,
+    /// The task, while it may still be running and was not aborted. Kept
+    /// apart from the rarer states so that dropping or finishing a handle
+    /// (every detached spawn, every awaited one) tests one pointer instead
+    /// of running the whole enum's drop glue.
+    live: Option<async_task::FallibleTask<Result<T, Failure>>>,
+    /// Where an aborted handle stands; `None` while live or once the output
+    /// was taken.
+    aborted: Option<Box<Aborted<T>>>,
 }
 
-enum State<T> {
-    /// The task may still be running.
-    Live(async_task::FallibleTask<Result<T, Failure>>),
-    /// `abort` was called: waiting until the task's future has been dropped.
-    Aborting(Pin<Box<dyn Future<Output = Output<T>> + Send>>),
+enum Aborted<T> {
+    /// Waiting until the task's future has been dropped.
+    Waiting(Pin<Box<dyn Future<Output = Output<T>> + Send>>),
     /// `abort` found the output already there.
     Ready(Output<T>),
-    /// The output has been taken.
-    Done,
 }
 
 impl<T: Send + 'static> JoinHandle<T> {
     pub(crate) fn new(task: async_task::Task<Result<T, Failure>>) -> Self {
         JoinHandle {
-            state: State::Live(task.fallible()),
+            live: Some(task.fallible()),
+            aborted: None,
         }
     }
 
@@ -62,20 +66,18 @@ impl<T: Send + 'static> JoinHandle<T> {
     /// assert!(err.is_cancelled());
     /// ```
     pub fn abort(&mut self) {
-        if !matches!(self.state, State::Live(_)) {
+        let Some(task) = self.live.take() else {
             return;
-        }
-        if let State::Live(task) = std::mem::replace(&mut self.state, State::Done) {
-            let mut cancel = Box::pin(task.cancel());
-            // `cancel` is an async fn: nothing happens until it is polled.
-            // One poll marks the task cancelled (and schedules it, so the
-            // executor drops its future) right now, not when awaited.
-            let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
-            self.state = match cancel.as_mut().poll(&mut cx) {
-                Poll::Ready(output) => State::Ready(output),
-                Poll::Pending => State::Aborting(cancel),
-            };
-        }
+        };
+        let mut cancel = Box::pin(task.cancel());
+        // `cancel` is an async fn: nothing happens until it is polled.
+        // One poll marks the task cancelled (and schedules it, so the
+        // executor drops its future) right now, not when awaited.
+        let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
+        self.aborted = Some(Box::new(match cancel.as_mut().poll(&mut cx) {
+            Poll::Ready(output) => Aborted::Ready(output),
+            Poll::Pending => Aborted::Waiting(cancel),
+        }));
     }
 }
 
@@ -94,10 +96,7 @@ impl<T> JoinHandle<T> {
 
     /// Whether the task has finished: completed, panicked or been cancelled.
     pub fn is_finished(&self) -> bool {
-        match &self.state {
-            State::Live(task) => task.is_finished(),
-            State::Aborting(_) | State::Ready(_) | State::Done => true,
-        }
+        self.live.as_ref().is_none_or(|task| task.is_finished())
     }
 }
 
@@ -105,13 +104,19 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let output = match &mut self.state {
-            State::Live(task) => std::task::ready!(Pin::new(task).poll(cx)),
-            State::Aborting(cancel) => std::task::ready!(cancel.as_mut().poll(cx)),
-            State::Ready(output) => output.take(),
-            State::Done => panic!("JoinHandle polled after it returned the output"),
+        let output = if let Some(task) = &mut self.live {
+            let output = std::task::ready!(Pin::new(task).poll(cx));
+            self.live = None;
+            output
+        } else {
+            let output = match self.aborted.as_deref_mut() {
+                Some(Aborted::Waiting(cancel)) => std::task::ready!(cancel.as_mut().poll(cx)),
+                Some(Aborted::Ready(output)) => output.take(),
+                None => panic!("JoinHandle polled after it returned the output"),
+            };
+            self.aborted = None;
+            output
         };
-        self.state = State::Done;
         Poll::Ready(match output {
             Some(Ok(value)) => Ok(value),
             Some(Err(Failure::Panic(panic))) => Err(JoinError::panic(panic)),
@@ -125,7 +130,7 @@ impl<T> Unpin for JoinHandle<T> {}
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
         // async-task cancels a task whose handle is dropped; ours detaches.
-        if let State::Live(task) = std::mem::replace(&mut self.state, State::Done) {
+        if let Some(task) = self.live.take() {
             task.detach();
         }
     }
