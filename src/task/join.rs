@@ -96,7 +96,10 @@ impl<T> JoinHandle<T> {
 
     /// Whether the task has finished: completed, panicked or been cancelled.
     pub fn is_finished(&self) -> bool {
-        self.live.as_ref().is_none_or(|task| task.is_finished())
+        match &self.live {
+            Some(task) => task.is_finished(),
+            None => true,
+        }
     }
 }
 
