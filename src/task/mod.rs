@@ -93,7 +93,7 @@ pin_project_lite::pin_project! {
         #[pin]
         future: F,
         registration: Option<Registration>,
-        cancel_registration: Option<Box<CancelRegistration>>,
+        cancel_registration: CancelRegistration,
         member: MemberGuard,
     }
 }
@@ -104,7 +104,7 @@ impl<F: Future> TaskFuture<F> {
         TaskFuture {
             future,
             registration: None,
-            cancel_registration: None,
+            cancel_registration: CancelRegistration::default(),
             member: MemberGuard::enter(membership),
         }
     }
