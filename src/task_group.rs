@@ -164,7 +164,10 @@ impl Membership {
 /// one pointer for this, not a whole `Vec`. The drop tests that pointer
 /// inline, so the common empty case costs no call (every task drops one).
 #[derive(Default)]
-pub(crate) struct CancelRegistration(Option<Box<Vec<(Arc<GroupInner>, usize)>>>);
+pub(crate) struct CancelRegistration(Option<Box<CancelEntries>>);
+
+/// Each cancellable group a parked task is registered with, and its key there.
+type CancelEntries = Vec<(Arc<GroupInner>, usize)>;
 
 impl Drop for CancelRegistration {
     #[inline]
@@ -176,7 +179,7 @@ impl Drop for CancelRegistration {
 }
 
 #[cold]
-fn remove_cancel_entries(entries: Vec<(Arc<GroupInner>, usize)>) {
+fn remove_cancel_entries(entries: CancelEntries) {
     for (group, key) in entries {
         lock(&group.parked).try_remove(key);
     }
