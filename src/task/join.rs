@@ -32,9 +32,28 @@ pub struct JoinHandle<T> {
     /// (every detached spawn, every awaited one) tests one pointer instead
     /// of running the whole enum's drop glue.
     live: Option<async_task::FallibleTask<Result<T, Failure>>>,
-    /// Where an aborted handle stands; `None` while live or once the output
+    /// Where an aborted handle stands; empty while live or once the output
     /// was taken.
-    aborted: Option<Box<Aborted<T>>>,
+    aborted: AbortedSlot<T>,
+}
+
+/// An `Option<Box<Aborted>>` whose drop tests the pointer inline: the glue
+/// of the bare `Option` is an out-of-line call that every dropped handle
+/// would pay.
+struct AbortedSlot<T>(Option<Box<Aborted<T>>>);
+
+impl<T> Drop for AbortedSlot<T> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(aborted) = self.0.take() {
+            drop_aborted(aborted);
+        }
+    }
+}
+
+#[inline(never)]
+fn drop_aborted<T>(aborted: Box<Aborted<T>>) {
+    drop(aborted);
 }
 
 enum Aborted<T> {
@@ -48,7 +67,7 @@ impl<T: Send + 'static> JoinHandle<T> {
     pub(crate) fn new(task: async_task::Task<Result<T, Failure>>) -> Self {
         JoinHandle {
             live: Some(task.fallible()),
-            aborted: None,
+            aborted: AbortedSlot(None),
         }
     }
 
@@ -74,10 +93,10 @@ impl<T: Send + 'static> JoinHandle<T> {
         // One poll marks the task cancelled (and schedules it, so the
         // executor drops its future) right now, not when awaited.
         let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
-        self.aborted = Some(Box::new(match cancel.as_mut().poll(&mut cx) {
+        self.aborted = AbortedSlot(Some(Box::new(match cancel.as_mut().poll(&mut cx) {
             Poll::Ready(output) => Aborted::Ready(output),
             Poll::Pending => Aborted::Waiting(cancel),
-        }));
+        })));
     }
 }
 
@@ -112,12 +131,12 @@ impl<T> Future for JoinHandle<T> {
             self.live = None;
             output
         } else {
-            let output = match self.aborted.as_deref_mut() {
+            let output = match self.aborted.0.as_deref_mut() {
                 Some(Aborted::Waiting(cancel)) => std::task::ready!(cancel.as_mut().poll(cx)),
                 Some(Aborted::Ready(output)) => output.take(),
                 None => panic!("JoinHandle polled after it returned the output"),
             };
-            self.aborted = None;
+            self.aborted = AbortedSlot(None);
             output
         };
         Poll::Ready(match output {
