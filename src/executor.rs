@@ -323,16 +323,25 @@ const OVERFLOW_BATCH: usize = 32;
 /// workers, in its queues; elsewhere, in the executor's injector, or if the
 /// executor is gone, nowhere (the task is dropped).
 fn schedule_woken(id: u64, task: Runnable, woke_itself: bool) {
-    if context::is_worker_of(id) {
-        context::with_worker(|worker| match worker {
-            Some(worker) => worker.schedule_woken(task, woke_itself),
-            None => unreachable!("a thread marked as a worker has its worker"),
-        })
-    } else {
-        match live::find(id) {
-            Some(shared) => shared.inject(task),
-            None => drop(task),
+    let task = if context::is_worker_of(id) {
+        // The worker is there unless its thread is being torn down.
+        let not_queued = context::with_worker(|worker| match worker {
+            Some(worker) => {
+                worker.schedule_woken(task, woke_itself);
+                None
+            }
+            None => Some(task),
+        });
+        match not_queued {
+            Some(task) => task,
+            None => return,
         }
+    } else {
+        task
+    };
+    match live::find(id) {
+        Some(shared) => shared.inject(task),
+        None => drop(task),
     }
 }
 
