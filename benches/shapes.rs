@@ -546,6 +546,17 @@ fn profile_shape<S: Shape>(executor: &str, threads: usize, iterations: usize) {
 
 fn profile_rt<S: Shape, R: Rt>(threads: usize, iterations: usize) {
     let rt = R::start(threads);
-    (0..iterations).for_each(|_| S::run(&rt));
+    (0..iterations).for_each(|_| timed::<S>(|| S::run(&rt)));
     rt.shutdown();
+}
+
+/// Runs one iteration and, with `SHAPES_PROFILE_TIMES` set, prints its wall time per element
+/// to stderr (a spread over iterations without criterion's statistics).
+fn timed<S: Shape>(run: impl FnOnce()) {
+    let start = std::time::Instant::now();
+    run();
+    if std::env::var_os("SHAPES_PROFILE_TIMES").is_some() {
+        let per = start.elapsed().as_nanos() as f64 / S::ELEMENTS as f64;
+        eprintln!("{} {per:.1} ns", S::NAME);
+    }
 }

@@ -22,41 +22,93 @@ thread_local! {
     /// task in no group, polled where no membership is installed) skips
     /// `MEMBERSHIP` altogether.
     static HAS_MEMBERSHIP: Cell<bool> = const { Cell::new(false) };
-    /// The group guard of a task that completed on a thread that is not a
-    /// worker (the simple scheduler runs tasks on `block_on`'s thread),
-    /// released by [`release_finished`].
+    /// The id of the executor whose worker this thread is, or
+    /// [`NOT_A_WORKER`]. A copy of what `WORKER` says, in a destructor-free
+    /// cell: the spawn and wake paths of other threads read it to go
+    /// straight to the injector, without `WORKER`'s registration check and
+    /// borrow.
+    static WORKER_OF: Cell<u64> = const { Cell::new(NOT_A_WORKER) };
+    /// What the task that just ran on this thread left to release (see
+    /// [`stash_finished`]). Destructor-free, so a worker reads and resets
+    /// it for every task at the cost of a plain memory access.
+    static COMPLETION: Cell<Completed> = const { Cell::new(Completed::No) };
+    /// The group guard of a task that completed in its last poll on this
+    /// thread, when it had one, released by [`release_finished`].
     static FINISHED: Cell<Option<MemberGuard>> = const { Cell::new(None) };
 }
 
-/// Hands the group guard of a task that completed in this poll to the worker
-/// running it, which releases it once `Runnable::run` has stored (or dropped)
-/// the output.
+/// `WORKER_OF` on a thread that is no executor's worker. Executor ids count
+/// up from 0 and are never reused, so no executor has this one.
+const NOT_A_WORKER: u64 = u64::MAX;
+
+/// Whether the task being run on this thread completed in its last poll,
+/// and if so whether it left a group guard in `FINISHED`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Completed {
+    No,
+    WithoutGuard,
+    WithGuard,
+}
+
+/// Records that the task being polled on this thread completed, and keeps
+/// its group guard until [`release_finished`], which whoever runs the task
+/// calls once `Runnable::run` has stored (or dropped) the output.
+///
+/// A task in no group (the common case) has an empty guard: then only the
+/// flag is set, which is what [`running_task_completed`] reads.
+#[inline]
 pub(crate) fn stash_finished(guard: MemberGuard) {
-    with_worker(|worker| match worker {
-        Some(worker) => worker.stash_finished(guard),
-        None => drop(FINISHED.with(|f| f.replace(Some(guard)))),
-    })
+    if guard.is_empty() {
+        // An empty guard's drop does nothing; forget it without the call.
+        std::mem::forget(guard);
+        COMPLETION.set(Completed::WithoutGuard);
+    } else {
+        stash_guard(guard);
+    }
+}
+
+#[cold]
+fn stash_guard(guard: MemberGuard) {
+    COMPLETION.set(Completed::WithGuard);
+    drop(FINISHED.with(|f| f.replace(Some(guard))));
 }
 
 /// Releases the guard stashed by the task that just ran on this thread, if
-/// it completed: for code that runs tasks outside [`Worker::run_task`]
-/// (the simple scheduler), after `Runnable::run` returned.
+/// it completed, and clears the completion flag. Called after every
+/// `Runnable::run` by the worker, and by the simple scheduler.
+#[inline]
 pub(crate) fn release_finished() {
-    with_worker(|worker| match worker {
-        Some(worker) => worker.release_finished(),
-        None => drop(FINISHED.with(Cell::take)),
-    })
+    if COMPLETION.replace(Completed::No) == Completed::WithGuard {
+        drop(FINISHED.with(Cell::take));
+    }
+}
+
+/// Whether the task being run on this thread has completed (its output is
+/// being stored, and wakes now come from its completion).
+#[inline]
+pub(crate) fn running_task_completed() -> bool {
+    COMPLETION.get() != Completed::No
 }
 
 /// Marks this thread as `worker`'s thread until [`exit_worker`].
 pub(crate) fn enter_worker(worker: Rc<Worker>) {
+    WORKER_OF.set(worker.shared().id());
     WORKER.with(|w| *w.borrow_mut() = Some(worker));
 }
 
 /// Unmarks a worker thread, before it drains its queue.
 pub(crate) fn exit_worker() {
+    WORKER_OF.set(NOT_A_WORKER);
     let worker = WORKER.with(|w| w.borrow_mut().take());
     drop(worker);
+}
+
+/// Whether this thread is a worker of the executor with this id: one
+/// destructor-free thread-local read, so the paths that spawn or wake from
+/// other threads skip [`with_worker`].
+#[inline]
+pub(crate) fn is_worker_of(executor: u64) -> bool {
+    WORKER_OF.get() == executor
 }
 
 /// Runs `f` with this thread's worker, if it is one.
@@ -133,6 +185,6 @@ pub(crate) fn replace_membership(membership: Option<Arc<Membership>>) -> Option<
 
 /// Whether a membership is installed on this thread.
 #[inline]
-fn has_membership() -> bool {
+pub(crate) fn has_membership() -> bool {
     HAS_MEMBERSHIP.with(Cell::get)
 }

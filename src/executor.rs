@@ -131,6 +131,12 @@ impl Shared {
         self.ext.on_earlier_deadline();
     }
 
+    /// This executor's key in the table of live executors (unique for the
+    /// life of the process).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
     pub(crate) fn workers(&self) -> usize {
         self.stealers.len()
     }
@@ -166,7 +172,7 @@ impl Shared {
 
     /// The oldest batch that overflowed from a full ring (never empty).
     pub(crate) fn pop_overflow(&self) -> Option<Vec<Runnable>> {
-        self.overflow.pop().ok()
+        pop_unless_empty(&self.overflow)
     }
 
     /// Whether any queue holds work (for the last searcher's final look).
@@ -204,12 +210,30 @@ impl Shared {
             );
         }
         let (task, handle) = self.build_plain(future, membership);
+        self.queue_spawned(task, worker);
+        JoinHandle::new(handle)
+    }
+
+    /// Counts and queues a new task: on `worker`, or on this thread's worker
+    /// when it is one of ours (found here, so that a spawn through
+    /// [`Executor::spawn`] from a task is counted on the worker's own
+    /// counter, not with an atomic add on the line of outside spawns that
+    /// every worker would then share), else in the injector.
+    #[inline]
+    fn queue_spawned(&self, task: Runnable, worker: Option<&Worker>) {
+        if worker.is_none() && context::is_worker_of(self.id) {
+            return context::with_worker(|found| self.count_and_queue(task, found));
+        }
+        self.count_and_queue(task, worker)
+    }
+
+    #[inline]
+    fn count_and_queue(&self, task: Runnable, worker: Option<&Worker>) {
         self.ext.counters.count_spawn(worker);
         match worker {
             Some(worker) => worker.push_new(task),
-            None => self.schedule_new(task),
+            None => self.inject(task),
         }
-        JoinHandle::new(handle)
     }
 
     /// Builds `future` into a task of this executor, not yet queued: the
@@ -259,6 +283,9 @@ impl Shared {
 
     /// Queues a new task: the back of this worker's ring, or the injector.
     pub(crate) fn schedule_new(&self, task: Runnable) {
+        if !context::is_worker_of(self.id) {
+            return self.inject(task);
+        }
         context::with_worker(|worker| match worker {
             Some(worker) if std::ptr::eq(worker.shared(), self) => worker.push_new(task),
             _ => self.inject(task),
@@ -269,6 +296,9 @@ impl Shared {
     /// hold the `Arc`, as the decorated path's do; the default path's hold
     /// only the id, see [`schedule_woken`]).
     pub(crate) fn schedule_woken(&self, task: Runnable, woke_itself: bool) {
+        if !context::is_worker_of(self.id) {
+            return self.inject(task);
+        }
         context::with_worker(|worker| match worker {
             Some(worker) if worker.shared().id == self.id => {
                 worker.schedule_woken(task, woke_itself)
@@ -308,6 +338,22 @@ impl Shared {
     }
 }
 
+/// Pops from `queue` unless it looks empty. `ConcurrentQueue::pop` on an
+/// empty queue issues a full fence before it finds nothing; a worker whose
+/// ring runs dry looks at the overflow queue (nearly always empty) every
+/// time, and the priority queues (empty unless priorities are used) before
+/// it parks, so the two plain loads of `is_empty` go first. (Not for the
+/// injector: when tasks come from outside it is seldom empty, and there
+/// the check would only add loads.)
+/// A stale "empty" is no worse than a pop an instant earlier: that no work
+/// is stranded rests on the idle protocol's own fences (`idle.rs`).
+pub(crate) fn pop_unless_empty<T>(queue: &ConcurrentQueue<T>) -> Option<T> {
+    if queue.is_empty() {
+        return None;
+    }
+    queue.pop().ok()
+}
+
 /// Tasks per overflow batch. Small enough that glibc serves the buffer from
 /// its small bins: buffers of a kilobyte or more (half a ring in one piece)
 /// made every overflow consolidate the allocator's free lists.
@@ -317,13 +363,26 @@ const OVERFLOW_BATCH: usize = 32;
 /// workers, in its queues; elsewhere, in the executor's injector, or if the
 /// executor is gone, nowhere (the task is dropped).
 fn schedule_woken(id: u64, task: Runnable, woke_itself: bool) {
-    context::with_worker(|worker| match worker {
-        Some(worker) if worker.shared().id == id => worker.schedule_woken(task, woke_itself),
-        _ => match live::find(id) {
-            Some(shared) => shared.inject(task),
-            None => drop(task),
-        },
-    })
+    let task = if context::is_worker_of(id) {
+        // The worker is there unless its thread is being torn down.
+        let not_queued = context::with_worker(|worker| match worker {
+            Some(worker) => {
+                worker.schedule_woken(task, woke_itself);
+                None
+            }
+            None => Some(task),
+        });
+        match not_queued {
+            Some(task) => task,
+            None => return,
+        }
+    } else {
+        task
+    };
+    match live::find(id) {
+        Some(shared) => shared.inject(task),
+        None => drop(task),
+    }
 }
 
 /// The table of live executors, by id, for wakes from threads that are not

@@ -125,14 +125,15 @@ impl PriorityQueues {
     }
 
     fn pop_high_queue(&self) -> Option<Runnable> {
-        let task = self.high.pop().ok()?;
+        let task = crate::executor::pop_unless_empty(&self.high)?;
         self.high_queued.0.fetch_sub(1, Relaxed);
         Some(task)
     }
 
     /// The fallback when no normal work is visible: high first, then low.
     pub(crate) fn pop_any(&self) -> Option<Runnable> {
-        self.pop_high_queue().or_else(|| self.low.pop().ok())
+        self.pop_high_queue()
+            .or_else(|| crate::executor::pop_unless_empty(&self.low))
     }
 
     /// Whether either queue holds a task (for the last searcher's look).

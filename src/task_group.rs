@@ -157,14 +157,31 @@ impl Membership {
     }
 }
 
-/// A parked task's entries in its cancellable groups, removed on drop.
-pub(crate) struct CancelRegistration(Vec<(Arc<GroupInner>, usize)>);
+/// A parked task's entries in its cancellable groups, removed on drop;
+/// empty for most tasks.
+///
+/// Boxed: most tasks are in no cancellable group, and a task should carry
+/// one pointer for this, not a whole `Vec`. The drop tests that pointer
+/// inline, so the common empty case costs no call (every task drops one).
+#[derive(Default)]
+pub(crate) struct CancelRegistration(Option<Box<CancelEntries>>);
+
+/// Each cancellable group a parked task is registered with, and its key there.
+type CancelEntries = Vec<(Arc<GroupInner>, usize)>;
 
 impl Drop for CancelRegistration {
+    #[inline]
     fn drop(&mut self) {
-        for (group, key) in self.0.drain(..) {
-            lock(&group.parked).try_remove(key);
+        if let Some(entries) = self.0.take() {
+            remove_cancel_entries(*entries);
         }
+    }
+}
+
+#[cold]
+fn remove_cancel_entries(entries: CancelEntries) {
+    for (group, key) in entries {
+        lock(&group.parked).try_remove(key);
     }
 }
 
@@ -183,6 +200,11 @@ impl MemberGuard {
     /// Lends the membership out (to thread-local state during a poll).
     pub(crate) fn take(&mut self) -> Option<Arc<Membership>> {
         self.0.take()
+    }
+
+    /// Whether the guard counts the task in no group.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_none()
     }
 
     /// Moves the guard out, leaving an empty one (for a task that completed:
@@ -209,8 +231,10 @@ impl MemberGuard {
     /// `cancel` can wake it. If a group was cancelled meanwhile, wakes the
     /// task at once: `cancel` sets its flag before it takes the wakers under
     /// the same lock, so a registration it missed sees the flag here.
-    pub(crate) fn register_for_cancel(&self, waker: &Waker) -> Option<Box<CancelRegistration>> {
-        let membership = self.0.as_ref()?;
+    pub(crate) fn register_for_cancel(&self, waker: &Waker) -> CancelRegistration {
+        let Some(membership) = self.0.as_ref() else {
+            return CancelRegistration::default();
+        };
         let mut entries = Vec::new();
         let mut cancelled = false;
         for group in membership.arcs().filter(|g| g.cancellable) {
@@ -221,18 +245,24 @@ impl MemberGuard {
         if cancelled {
             waker.wake_by_ref();
         }
-        // Boxed: most tasks are in no cancellable group, and a parked task
-        // should carry one pointer for this, not a whole `Vec`.
-        (!entries.is_empty()).then(|| Box::new(CancelRegistration(entries)))
+        CancelRegistration((!entries.is_empty()).then(|| Box::new(entries)))
     }
 }
 
 impl Drop for MemberGuard {
+    #[inline]
     fn drop(&mut self) {
-        if let Some(m) = &self.0 {
-            m.groups().for_each(GroupInner::leave);
+        if let Some(m) = self.0.take() {
+            leave_groups(m);
         }
     }
+}
+
+/// Counts a finished task out of its groups (the guard's drop, out of line
+/// so that a task in no group pays only the test).
+#[inline(never)]
+fn leave_groups(membership: Arc<Membership>) {
+    membership.groups().for_each(GroupInner::leave);
 }
 
 /// A set of tasks that can be awaited as a whole, descendants included.

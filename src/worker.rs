@@ -57,7 +57,6 @@ use crate::metrics::{CachePadded, WorkerCounters};
 use crate::park::Parker;
 use crate::queue::{Local, CAPACITY};
 use crate::task::Runnable;
-use crate::task_group::MemberGuard;
 use std::sync::Arc;
 
 /// Ticks between two looks at the injector ahead of local work. Prime, so it
@@ -76,8 +75,6 @@ pub(crate) struct Worker {
     lifo_streak: Cell<u32>,
     tick: Cell<u32>,
     searching: Cell<bool>,
-    /// The group guard of the task being run, once it has completed.
-    finished: Cell<Option<MemberGuard>>,
     parker: Parker,
     rng: Cell<u32>,
     /// This worker's metrics, on their own cache line (`metrics.rs`).
@@ -100,7 +97,6 @@ impl Worker {
             lifo_streak: Cell::new(0),
             tick: Cell::new(0),
             searching: Cell::new(false),
-            finished: Cell::new(None),
             parker,
             // Any odd seed works for xorshift; spread workers apart.
             rng: Cell::new((index as u32).wrapping_mul(0x9E37_79B9) | 1),
@@ -141,30 +137,11 @@ impl Worker {
     /// (fan-in) run once per completion, each time to find the next handle
     /// not ready; behind the queued work it finds most of them ready.
     pub(crate) fn schedule_woken(&self, task: Runnable, woke_itself: bool) {
-        if woke_itself || self.running_task_completed() {
+        if woke_itself || context::running_task_completed() {
             self.push_new(task);
         } else if let Some(previous) = self.lifo.replace(Some(task)) {
             self.push_new(previous);
         }
-    }
-
-    /// Keeps the group guard of the task that just completed, for
-    /// [`run_task`](Self::run_task) to release.
-    pub(crate) fn stash_finished(&self, guard: MemberGuard) {
-        drop(self.finished.replace(Some(guard)));
-    }
-
-    /// Releases the guard kept by [`stash_finished`](Self::stash_finished):
-    /// the task's output is stored, so its groups may count it finished.
-    pub(crate) fn release_finished(&self) {
-        drop(self.finished.take());
-    }
-
-    fn running_task_completed(&self) -> bool {
-        let guard = self.finished.take();
-        let completed = guard.is_some();
-        self.finished.set(guard);
-        completed
     }
 
     /// The search order, in one place (see the module docs).
@@ -300,7 +277,7 @@ impl Worker {
         // catches a panic from a destructor that runs after completion.
         let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
         // Output stored: only now may its groups count it as finished.
-        let _ = catch_unwind(AssertUnwindSafe(|| self.release_finished()));
+        let _ = catch_unwind(context::release_finished);
     }
 
     /// Sleeps until woken by new work, shutdown, an unpark from a

@@ -30,24 +30,47 @@ pub(crate) type RawTask<T> = async_task::FallibleTask<Result<T, Failure>>;
 /// ```
 #[must_use = "dropping a JoinHandle detaches the task; call `.detach()` to mean that"]
 pub struct JoinHandle<T> {
-    state: State<T>,
+    /// The task, while it may still be running and was not aborted. Kept
+    /// apart from the rarer states so that dropping or finishing a handle
+    /// (every detached spawn, every awaited one) tests one pointer instead
+    /// of running the whole enum's drop glue.
+    live: Option<RawTask<T>>,
+    /// Where an aborted handle stands; empty while live or once the output
+    /// was taken.
+    aborted: AbortedSlot<T>,
 }
 
-enum State<T> {
-    /// The task may still be running.
-    Live(RawTask<T>),
-    /// `abort` was called: waiting until the task's future has been dropped.
-    Aborting(Pin<Box<dyn Future<Output = Output<T>> + Send>>),
+/// An `Option<Box<Aborted>>` whose drop tests the pointer inline: the glue
+/// of the bare `Option` is an out-of-line call that every dropped handle
+/// would pay.
+struct AbortedSlot<T>(Option<Box<Aborted<T>>>);
+
+impl<T> Drop for AbortedSlot<T> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(aborted) = self.0.take() {
+            drop_aborted(aborted);
+        }
+    }
+}
+
+#[inline(never)]
+fn drop_aborted<T>(aborted: Box<Aborted<T>>) {
+    drop(aborted);
+}
+
+enum Aborted<T> {
+    /// Waiting until the task's future has been dropped.
+    Waiting(Pin<Box<dyn Future<Output = Output<T>> + Send>>),
     /// `abort` found the output already there.
     Ready(Output<T>),
-    /// The output has been taken.
-    Done,
 }
 
 impl<T: Send + 'static> JoinHandle<T> {
     pub(crate) fn new(task: async_task::Task<Result<T, Failure>>) -> Self {
         JoinHandle {
-            state: State::Live(task.fallible()),
+            live: Some(task.fallible()),
+            aborted: AbortedSlot(None),
         }
     }
 
@@ -65,20 +88,18 @@ impl<T: Send + 'static> JoinHandle<T> {
     /// assert!(err.is_cancelled());
     /// ```
     pub fn abort(&mut self) {
-        if !matches!(self.state, State::Live(_)) {
+        let Some(task) = self.live.take() else {
             return;
-        }
-        if let State::Live(task) = std::mem::replace(&mut self.state, State::Done) {
-            let mut cancel = Box::pin(task.cancel());
-            // `cancel` is an async fn: nothing happens until it is polled.
-            // One poll marks the task cancelled (and schedules it, so the
-            // executor drops its future) right now, not when awaited.
-            let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
-            self.state = match cancel.as_mut().poll(&mut cx) {
-                Poll::Ready(output) => State::Ready(output),
-                Poll::Pending => State::Aborting(cancel),
-            };
-        }
+        };
+        let mut cancel = Box::pin(task.cancel());
+        // `cancel` is an async fn: nothing happens until it is polled.
+        // One poll marks the task cancelled (and schedules it, so the
+        // executor drops its future) right now, not when awaited.
+        let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
+        self.aborted = AbortedSlot(Some(Box::new(match cancel.as_mut().poll(&mut cx) {
+            Poll::Ready(output) => Aborted::Ready(output),
+            Poll::Pending => Aborted::Waiting(cancel),
+        })));
     }
 }
 
@@ -99,17 +120,14 @@ impl<T> JoinHandle<T> {
     /// a `JoinHandle` takes three): dropping it cancels the task, `detach`
     /// lets it run. `None` once aborted or awaited.
     pub(crate) fn into_raw(mut self) -> Option<RawTask<T>> {
-        match std::mem::replace(&mut self.state, State::Done) {
-            State::Live(task) => Some(task),
-            _ => None,
-        }
+        self.live.take()
     }
 
     /// Whether the task has finished: completed, panicked or been cancelled.
     pub fn is_finished(&self) -> bool {
-        match &self.state {
-            State::Live(task) => task.is_finished(),
-            State::Aborting(_) | State::Ready(_) | State::Done => true,
+        match &self.live {
+            Some(task) => task.is_finished(),
+            None => true,
         }
     }
 }
@@ -118,13 +136,19 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let output = match &mut self.state {
-            State::Live(task) => std::task::ready!(Pin::new(task).poll(cx)),
-            State::Aborting(cancel) => std::task::ready!(cancel.as_mut().poll(cx)),
-            State::Ready(output) => output.take(),
-            State::Done => panic!("JoinHandle polled after it returned the output"),
+        let output = if let Some(task) = &mut self.live {
+            let output = std::task::ready!(Pin::new(task).poll(cx));
+            self.live = None;
+            output
+        } else {
+            let output = match self.aborted.0.as_deref_mut() {
+                Some(Aborted::Waiting(cancel)) => std::task::ready!(cancel.as_mut().poll(cx)),
+                Some(Aborted::Ready(output)) => output.take(),
+                None => panic!("JoinHandle polled after it returned the output"),
+            };
+            self.aborted = AbortedSlot(None);
+            output
         };
-        self.state = State::Done;
         Poll::Ready(match output {
             Some(Ok(value)) => Ok(value),
             Some(Err(Failure::Panic(panic))) => Err(JoinError::panic(panic)),
@@ -138,7 +162,7 @@ impl<T> Unpin for JoinHandle<T> {}
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
         // async-task cancels a task whose handle is dropped; ours detaches.
-        if let State::Live(task) = std::mem::replace(&mut self.state, State::Done) {
+        if let Some(task) = self.live.take() {
             task.detach();
         }
     }

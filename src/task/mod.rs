@@ -47,11 +47,13 @@
 // A group counts a task until the task is finished in every observable
 // way: future dropped, output stored (or, if detached, dropped), handle
 // reporting `is_finished`. async-task drops the future *before* it stores
-// the output, so a completing poll hands the group guard to the worker
-// (through thread-local state), which releases it after `Runnable::run`
-// returns. A cancelled task's future is dropped after the task is marked
-// closed, so there the guard simply drops with the future: the fields drop
-// in declaration order, the user's future first.
+// the output, so a completing poll hands the group guard to the thread
+// running it (through thread-local state: a flag, and the guard itself when
+// the task is in some group), which releases it after `Runnable::run`
+// returns. The same flag tells the worker that wakes during that `run`
+// come from the completion. A cancelled task's future is dropped after the
+// task is marked closed, so there the guard simply drops with the future:
+// the fields drop in declaration order, the user's future first.
 
 pub(crate) mod builder;
 mod join;
@@ -92,7 +94,7 @@ pin_project_lite::pin_project! {
         #[pin]
         future: F,
         registration: Option<Registration>,
-        cancel_registration: Option<Box<CancelRegistration>>,
+        cancel_registration: CancelRegistration,
         member: MemberGuard,
     }
 }
@@ -103,7 +105,7 @@ impl<F: Future> TaskFuture<F> {
         TaskFuture {
             future,
             registration: None,
-            cancel_registration: None,
+            cancel_registration: CancelRegistration::default(),
             member: MemberGuard::enter(membership),
         }
     }
@@ -117,9 +119,16 @@ impl<F: Future> Future for TaskFuture<F> {
         if this.member.is_cancelled() {
             return Poll::Ready(Err(Failure::Cancelled));
         }
-        let outer = context::replace_membership(this.member.take());
-        let polled = catch_unwind(AssertUnwindSafe(|| this.future.poll(cx)));
-        this.member.restore(context::replace_membership(outer));
+        let polled = if this.member.is_empty() && !context::has_membership() {
+            // In no group, polled where no membership is installed (the
+            // common case): there is nothing to lend out and take back.
+            catch_unwind(AssertUnwindSafe(|| this.future.poll(cx)))
+        } else {
+            let outer = context::replace_membership(this.member.take());
+            let polled = catch_unwind(AssertUnwindSafe(|| this.future.poll(cx)));
+            this.member.restore(context::replace_membership(outer));
+            polled
+        };
         match polled {
             Ok(Poll::Ready(output)) => {
                 context::stash_finished(this.member.take_guard());
