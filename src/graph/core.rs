@@ -352,10 +352,8 @@ impl<T> Core<T> {
 /// [`Core::next_attempts`]).
 pub(crate) const MAX_BATCH: usize = 8;
 
-/// One runner per core: a runner keeps one worker busy, and the graph layer
-/// cannot ask the executor how many workers it has (public API only), so it
-/// assumes one per core, as the default executor has. Extra runners on a
-/// smaller executor only take turns.
+/// One runner per core until the run starts, when [`Core::prepare_run`]
+/// learns how many workers its executor has.
 fn default_runners() -> u32 {
     static RUNNERS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     *RUNNERS.get_or_init(|| {
@@ -572,10 +570,18 @@ impl<T> Core<T> {
         }
     }
 
-    /// Called once as the run starts: sizes the list of retired bodies for
-    /// the tasks there are, so that it does not grow (and copy) while tasks
-    /// run. (`spans` is not sized: most tasks write no record there.)
-    pub(crate) fn prepare_run(&mut self, fx: &mut Effects) {
+    /// Called once as the run starts, on an executor of `workers` worker
+    /// threads (`None`: unknown): allows one runner per worker and per core
+    /// (a runner keeps one worker busy; more would only take turns on the
+    /// same workers and meet on the lock), and sizes the list of retired
+    /// bodies for the tasks there are, so that it does not grow (and copy)
+    /// while tasks run. (`spans` is not sized: most tasks write no record
+    /// there.)
+    pub(crate) fn prepare_run(&mut self, workers: Option<usize>, fx: &mut Effects) {
+        if let Some(workers) = workers {
+            let workers = u32::try_from(workers).unwrap_or(u32::MAX).max(1);
+            self.max_runners = self.max_runners.min(workers);
+        }
         self.retired.reserve(self.nodes.len());
         self.wake_runners(fx);
     }

@@ -101,9 +101,11 @@
 //!
 //! # How a run executes
 //!
-//! A task is not a spawned executor task. A few *runners* (one per core at
-//! most) take ready tasks from the graph's ready queue, a batch of up to 8
-//! per lock acquisition (their share of the queue, so two runners do not
+//! A task is not a spawned executor task. A few *runners* (at most one per
+//! worker of the executor the run starts on, see
+//! [`current_threads`](crate::current_threads), and one per core) take
+//! ready tasks from the graph's ready queue, a batch of up to 8 per lock
+//! acquisition (their share of the queue, so two runners do not
 //! meet on the lock for every task), and poll each attempt in place;
 //! finishing a batch, releasing its dependents and taking the next batch
 //! cost one lock acquisition, and each task one clock reading. A batch that
@@ -125,7 +127,7 @@
 //! worker gets a turn. The report of a finished run is built when first read.
 //!
 //! The graph layer is written against fastexec's public API only (`spawn`,
-//! `JoinHandle`, `block_on`), so it holds no unsafe code.
+//! `JoinHandle`, `block_on`, `current_threads`), so it holds no unsafe code.
 #![forbid(unsafe_code)]
 
 mod core;

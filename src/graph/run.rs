@@ -168,7 +168,7 @@ impl<T: Send + Sync + 'static> Graph<T> {
     /// [`spawn`](crate::spawn)) and returns a handle to watch and steer it.
     pub fn start(mut self) -> RunHandle<T> {
         let mut fx = Effects::default();
-        self.core.prepare_run(&mut fx);
+        self.core.prepare_run(crate::current_threads(), &mut fx);
         let unit = Arc::clone(&self.core.unit);
         let run = RunHandle {
             shared: Arc::new(Shared {
