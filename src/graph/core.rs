@@ -349,8 +349,11 @@ impl<T> Core<T> {
 }
 
 /// The most attempts a runner begins per lock acquisition (see
-/// [`Core::next_attempts`]).
-pub(crate) const MAX_BATCH: usize = 8;
+/// [`Core::next_attempts`]). Bigger batches share the lock, the clock
+/// reading under it and the loop around them among more tasks (32 rather
+/// than 8: ~30 instructions less per lattice node); a batch that runs long
+/// hands its rest off anyway (see `run.rs`).
+pub(crate) const MAX_BATCH: usize = 32;
 
 /// One runner per core until the run starts, when [`Core::prepare_run`]
 /// learns how many workers its executor has.

@@ -104,7 +104,7 @@
 //! A task is not a spawned executor task. A few *runners* (at most one per
 //! worker of the executor the run starts on, see
 //! [`current_threads`](crate::current_threads), and one per core) take
-//! ready tasks from the graph's ready queue, a batch of up to 8 per lock
+//! ready tasks from the graph's ready queue, a batch of up to 32 per lock
 //! acquisition (their share of the queue, so two runners do not
 //! meet on the lock for every task), and poll each attempt in place;
 //! finishing a batch, releasing its dependents and taking the next batch
