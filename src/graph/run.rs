@@ -501,18 +501,47 @@ fn begin<T: Send + Sync + 'static>(
         names: OnceLock::new(),
     };
     // With no subscriber that could want a debug span (one relaxed load),
-    // no span is made, kept or dropped.
-    let span = if tracing::level_enabled!(tracing::Level::DEBUG) {
-        attempt_span(&inputs, attempt)
-    } else {
-        None
-    };
+    // no span is made, kept or dropped: the plain path holds none at all.
+    if tracing::level_enabled!(tracing::Level::DEBUG) {
+        return begin_in_span(body, inputs, (began, timeout), slot, cx);
+    }
+    let called = panic::catch_unwind(AssertUnwindSafe(|| body(inputs, slot, cx)));
+    (outcome(called, slot, (began, timeout), None), body)
+}
+
+/// [`begin`] when a subscriber may want the attempt's `tracing` span: the
+/// call and the attempt run in it (the task's id is fetched for it).
+#[cold]
+#[inline(never)]
+fn begin_in_span<T: Send + Sync + 'static>(
+    body: Body<T>,
+    inputs: Inputs<T>,
+    (began, timeout): (Instant, Option<Duration>),
+    slot: &mut Option<BodyFuture<T>>,
+    cx: &mut Context<'_>,
+) -> (Begun<T>, Body<T>) {
+    let span = tracing::debug_span!("graph_task", id = %inputs.task_id(), attempt = inputs.attempt);
+    let span = Some(span).filter(|s| !s.is_disabled()).map(Box::new);
     let call = || panic::catch_unwind(AssertUnwindSafe(|| body(inputs, slot, cx)));
     let called = match span.as_deref() {
         Some(span) => span.in_scope(call),
         None => call(),
     };
-    let begun = match called {
+    (outcome(called, slot, (began, timeout), span), body)
+}
+
+/// What the first poll of an attempt (begun at `began`, with its time
+/// limit) made of it: over (done, or it panicked), or under way, its
+/// future taken from `slot` with the attempt's span. (Always inlined: as
+/// a call it cost the plain path more than the span it spares.)
+#[inline(always)]
+fn outcome<T>(
+    called: std::thread::Result<Poll<Result<T, super::BoxError>>>,
+    slot: &mut Option<BodyFuture<T>>,
+    (began, timeout): (Instant, Option<Duration>),
+    span: Option<Box<tracing::Span>>,
+) -> Begun<T> {
+    match called {
         Ok(Poll::Ready(result)) => Begun::Over(result.map_err(TaskError::from)),
         Ok(Poll::Pending) => Begun::Pending(Attempt {
             body: slot
@@ -524,19 +553,7 @@ fn begin<T: Send + Sync + 'static>(
         // The future that panicked, if any, is dropped when the slot is
         // next filled.
         Err(payload) => Begun::Over(Err(panic_error(payload))),
-    };
-    (begun, body)
-}
-
-/// The `tracing` span of an attempt, if a subscriber wants it (then the
-/// task's id is fetched for it).
-#[cold]
-fn attempt_span<T: Send + Sync + 'static>(
-    inputs: &Inputs<T>,
-    attempt: u32,
-) -> Option<Box<tracing::Span>> {
-    let span = tracing::debug_span!("graph_task", id = %inputs.task_id(), attempt);
-    Some(span).filter(|s| !s.is_disabled()).map(Box::new)
+    }
 }
 
 /// What [`begin`] gives.
