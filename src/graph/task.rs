@@ -58,7 +58,9 @@ where
 }
 
 /// Puts `fut` in `slot` (in the box there if it takes it, otherwise in a
-/// new one, replacing it) and polls it once (see [`Body`]).
+/// new one, replacing it) and polls it once (see [`Body`]). Always inlined
+/// into the body's closure: as a call it cost ~19 instructions per task.
+#[inline(always)]
 fn start<T, Fut>(
     fut: Fut,
     slot: &mut Option<BodyFuture<T>>,
