@@ -749,6 +749,26 @@ pub(crate) fn current() -> Arc<Shared> {
     with_current(Arc::clone)
 }
 
+/// The number of worker threads of the executor [`spawn`] would use here:
+/// inside a task or a `block_on`, that executor's; elsewhere the global
+/// executor's, or `None` if it has not started yet (it starts on first use,
+/// with `FASTEXEC_WORKERS` threads). Asking never starts it.
+///
+/// For code that sizes its own concurrency to the executor it runs on (the
+/// [`graph`](crate::graph) layer starts at most this many runners).
+///
+/// ```
+/// let executor = fastexec::Executor::builder().threads(3).build().unwrap();
+/// let inside = executor.block_on(async { fastexec::current_threads() });
+/// assert_eq!(inside, Some(3));
+/// ```
+pub fn current_threads() -> Option<usize> {
+    context::with_executor(|shared, _| match shared {
+        Some(shared) => Some(shared.workers()),
+        None => GLOBAL.get().map(Executor::threads),
+    })
+}
+
 /// Spawns onto the current executor with an explicit membership.
 pub(crate) fn spawn_with_membership<F>(
     future: F,

@@ -10,7 +10,9 @@
 //! * [`TaskGroup`] tracks a set of tasks and all their descendants.
 //! * [`Executor`] is an explicit pool of worker threads; the free functions
 //!   use a global one sized by `FASTEXEC_WORKERS` (default: one thread per
-//!   core). [`spawn_blocking`] runs blocking closures on its elastic pool.
+//!   core), and [`current_threads`] tells how many workers the executor
+//!   [`spawn`] would use has. [`spawn_blocking`] runs blocking closures on
+//!   its elastic pool.
 //! * [`time`]: sleeps, timeouts and intervals driven by the workers
 //!   themselves (no timer thread); [`cancel`]: cancellation tokens;
 //!   [`signal`]: a notify primitive with a stored permit.
@@ -88,7 +90,9 @@ pub mod signal;
 pub mod time;
 
 pub use deps::{spawn_after, spawn_completion, Completion, CompletionError};
-pub use executor::{spawn, spawn_blocking, Builder, EnvError, Executor, WORKERS_ENV};
+pub use executor::{
+    current_threads, spawn, spawn_blocking, Builder, EnvError, Executor, WORKERS_ENV,
+};
 pub use metrics::Metrics;
 pub use priority::Priority;
 pub use simple::{Scheduler, SCHEDULER_ENV, SEED_ENV};

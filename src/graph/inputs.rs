@@ -50,10 +50,12 @@ pub struct Inputs<T> {
 /// The dependencies' outputs, in the order of `Names::dep_ids`. Up to two
 /// are kept inline: most tasks have few dependencies, and gathering them
 /// then allocates nothing. A unit-like `T` gathers nothing: every output is
-/// the run's shared one.
+/// the run's shared one. More than two are an `Arc`ed slice rather than a
+/// boxed one, so that the drop glue of `Outputs`, run for every attempt,
+/// holds no loop (it was an outlined call saving six registers).
 pub(crate) enum Outputs<T> {
     Few([Option<Arc<T>>; 2]),
-    Many(Box<[Arc<T>]>),
+    Many(Arc<[Arc<T>]>),
     /// As many outputs as this, each the run's shared unit.
     Unit(usize),
 }

@@ -101,16 +101,29 @@
 //!
 //! # How a run executes
 //!
-//! A task is not a spawned executor task. A few *runners* (one per core at
-//! most) take ready tasks from the graph's ready queue, a batch of up to 8
-//! per lock acquisition (their share of the queue, so two runners do not
-//! meet on the lock for every task), and poll each attempt in place;
-//! finishing a batch, releasing its dependents and taking the next batch
-//! cost one lock acquisition, and each task one clock reading. A batch that
-//! runs longer than 50 µs hands the tasks it has not started to a task of
-//! their own, which an idle worker can steal. The tasks of a batch count as
-//! running from when the runner took them (their attempts' start times are
-//! when each was actually polled). Only an attempt that
+//! A task is not a spawned executor task. A few *runners* (at most one per
+//! worker of the executor the run starts on, see
+//! [`current_threads`](crate::current_threads), and one per core) take
+//! ready tasks from the graph's ready queue, a batch of up to 32 per lock
+//! acquisition (their share of the queue, so two runners do not meet on
+//! the lock for every task), and poll each attempt in place; finishing a
+//! batch, releasing its dependents and taking the next batch cost one lock
+//! acquisition. A batch that runs longer than 50 µs hands the tasks it has
+//! not started to a task of their own, which an idle worker can steal. The
+//! tasks of a batch count as running from when the runner took them (their
+//! attempts' start times are when each was actually polled).
+//!
+//! The clock is read once per task boundary: the reading that ends one
+//! attempt of a batch starts the next, and the one taken under the lock
+//! ends the batch's last attempt and starts the next batch. So the times
+//! in the report stay consistent: durations are never negative, and a
+//! task never starts before its dependencies ended (a dependent is taken
+//! only after its dependency was recorded, with a later reading of the
+//! same monotonic clock). The runner's own work between two attempts
+//! (recording one, dispatching the next: tens of nanoseconds) counts in
+//! one of them.
+//!
+//! Only an attempt that
 //! returns `Pending` (it awaits I/O, a timer, another task) moves to an
 //! executor task of its own, and the runner goes on with the next ready task.
 //! Calling a body makes its future in a box the runner keeps from the last
@@ -125,7 +138,7 @@
 //! worker gets a turn. The report of a finished run is built when first read.
 //!
 //! The graph layer is written against fastexec's public API only (`spawn`,
-//! `JoinHandle`, `block_on`), so it holds no unsafe code.
+//! `JoinHandle`, `block_on`, `current_threads`), so it holds no unsafe code.
 #![forbid(unsafe_code)]
 
 mod core;

@@ -168,7 +168,7 @@ impl<T: Send + Sync + 'static> Graph<T> {
     /// [`spawn`](crate::spawn)) and returns a handle to watch and steer it.
     pub fn start(mut self) -> RunHandle<T> {
         let mut fx = Effects::default();
-        self.core.prepare_run(&mut fx);
+        self.core.prepare_run(crate::current_threads(), &mut fx);
         let unit = Arc::clone(&self.core.unit);
         let run = RunHandle {
             shared: Arc::new(Shared {
@@ -221,28 +221,35 @@ impl<T> Shared<T> {
 }
 
 impl<T: Send + Sync + 'static> Shared<T> {
-    /// Carries out transitions' effects, outside the lock.
+    /// Carries out transitions' effects, outside the lock. Inlined up to
+    /// the common case of a runner's batch, which has nothing to do but
+    /// look at the watchers (a call that only found that cost a chain ~50
+    /// instructions per task).
+    #[inline]
     fn apply(self: &Arc<Self>, fx: Effects) {
-        for _ in 0..fx.runners {
-            crate::spawn(run_ready(Arc::clone(self))).detach();
-        }
-        // (Checked first: most transitions have neither, and an empty
-        // vector is cheaper to test than to iterate and drop.)
-        if !fx.retries.is_empty() {
-            for (i, delay) in fx.retries {
-                self.drive_apart(i, Resume::Backoff(delay), None);
-            }
-        }
-        if !fx.abort.is_empty() {
-            for mut handle in fx.abort {
-                handle.abort();
-            }
-        }
         // SeqCst pairs with the increment in `wait`: a watcher registered
         // before our transition is seen here, or it saw the transition itself.
         // Each side writes (state, counter) and then reads the other: the
         // store-buffering shape, which AcqRel does not order.
-        if fx.finished || (fx.changed && self.watchers.load(Ordering::SeqCst) > 0) {
+        let notify = fx.finished || (fx.changed && self.watchers.load(Ordering::SeqCst) > 0);
+        if fx.runners > 0 || !fx.retries.is_empty() || !fx.abort.is_empty() || notify {
+            self.carry_out(fx, notify);
+        }
+    }
+
+    /// [`Shared::apply`] when there is something to do.
+    #[inline(never)]
+    fn carry_out(self: &Arc<Self>, fx: Effects, notify: bool) {
+        for _ in 0..fx.runners {
+            crate::spawn(run_ready(Arc::clone(self))).detach();
+        }
+        for (i, delay) in fx.retries {
+            self.drive_apart(i, Resume::Backoff(delay), None);
+        }
+        for mut handle in fx.abort {
+            handle.abort();
+        }
+        if notify {
             self.changed.notify(usize::MAX);
         }
     }
@@ -392,7 +399,10 @@ fn poll_batch<T: Send + Sync + 'static>(
     mut now: Instant,
     cx: &mut Context<'_>,
 ) {
-    let hand_off_at = now + HAND_OFF_AFTER;
+    let began = now;
+    // Made at the second attempt: a batch of one, as a chain's, does no
+    // arithmetic on instants.
+    let mut hand_off_at = None;
     let mut starts = batch.begun.drain(..);
     let mut first = true;
     while let Some(start) = starts.next() {
@@ -401,7 +411,7 @@ fn poll_batch<T: Send + Sync + 'static>(
             if let Some(last) = batch.ran.last_mut() {
                 last.ended.get_or_insert(now);
             }
-            if now > hand_off_at {
+            if now > *hand_off_at.get_or_insert_with(|| began + HAND_OFF_AFTER) {
                 let rest = std::iter::once(start).chain(starts).collect();
                 crate::spawn(run_apart(Arc::clone(shared), rest)).detach();
                 return;
@@ -501,18 +511,47 @@ fn begin<T: Send + Sync + 'static>(
         names: OnceLock::new(),
     };
     // With no subscriber that could want a debug span (one relaxed load),
-    // no span is made, kept or dropped.
-    let span = if tracing::level_enabled!(tracing::Level::DEBUG) {
-        attempt_span(&inputs, attempt)
-    } else {
-        None
-    };
+    // no span is made, kept or dropped: the plain path holds none at all.
+    if tracing::level_enabled!(tracing::Level::DEBUG) {
+        return begin_in_span(body, inputs, (began, timeout), slot, cx);
+    }
+    let called = panic::catch_unwind(AssertUnwindSafe(|| body(inputs, slot, cx)));
+    (outcome(called, slot, (began, timeout), None), body)
+}
+
+/// [`begin`] when a subscriber may want the attempt's `tracing` span: the
+/// call and the attempt run in it (the task's id is fetched for it).
+#[cold]
+#[inline(never)]
+fn begin_in_span<T: Send + Sync + 'static>(
+    body: Body<T>,
+    inputs: Inputs<T>,
+    (began, timeout): (Instant, Option<Duration>),
+    slot: &mut Option<BodyFuture<T>>,
+    cx: &mut Context<'_>,
+) -> (Begun<T>, Body<T>) {
+    let span = tracing::debug_span!("graph_task", id = %inputs.task_id(), attempt = inputs.attempt);
+    let span = Some(span).filter(|s| !s.is_disabled()).map(Box::new);
     let call = || panic::catch_unwind(AssertUnwindSafe(|| body(inputs, slot, cx)));
     let called = match span.as_deref() {
         Some(span) => span.in_scope(call),
         None => call(),
     };
-    let begun = match called {
+    (outcome(called, slot, (began, timeout), span), body)
+}
+
+/// What the first poll of an attempt (begun at `began`, with its time
+/// limit) made of it: over (done, or it panicked), or under way, its
+/// future taken from `slot` with the attempt's span. (Always inlined: as
+/// a call it cost the plain path more than the span it spares.)
+#[inline(always)]
+fn outcome<T>(
+    called: std::thread::Result<Poll<Result<T, super::BoxError>>>,
+    slot: &mut Option<BodyFuture<T>>,
+    (began, timeout): (Instant, Option<Duration>),
+    span: Option<Box<tracing::Span>>,
+) -> Begun<T> {
+    match called {
         Ok(Poll::Ready(result)) => Begun::Over(result.map_err(TaskError::from)),
         Ok(Poll::Pending) => Begun::Pending(Attempt {
             body: slot
@@ -524,19 +563,7 @@ fn begin<T: Send + Sync + 'static>(
         // The future that panicked, if any, is dropped when the slot is
         // next filled.
         Err(payload) => Begun::Over(Err(panic_error(payload))),
-    };
-    (begun, body)
-}
-
-/// The `tracing` span of an attempt, if a subscriber wants it (then the
-/// task's id is fetched for it).
-#[cold]
-fn attempt_span<T: Send + Sync + 'static>(
-    inputs: &Inputs<T>,
-    attempt: u32,
-) -> Option<Box<tracing::Span>> {
-    let span = tracing::debug_span!("graph_task", id = %inputs.task_id(), attempt);
-    Some(span).filter(|s| !s.is_disabled()).map(Box::new)
+    }
 }
 
 /// What [`begin`] gives.
