@@ -363,22 +363,21 @@ const OVERFLOW_BATCH: usize = 32;
 /// workers, in its queues; elsewhere, in the executor's injector, or if the
 /// executor is gone, nowhere (the task is dropped).
 fn schedule_woken(id: u64, task: Runnable, woke_itself: bool) {
-    let task = if context::is_worker_of(id) {
-        // The worker is there unless its thread is being torn down.
-        let not_queued = context::with_worker(|worker| match worker {
+    // On one of its workers the worker is there unless its thread is being
+    // torn down; then, as from any other thread, the task goes through the
+    // table of live executors.
+    let not_queued = if context::is_worker_of(id) {
+        context::with_worker(|worker| match worker {
             Some(worker) => {
                 worker.schedule_woken(task, woke_itself);
                 None
             }
             None => Some(task),
-        });
-        match not_queued {
-            Some(task) => task,
-            None => return,
-        }
+        })
     } else {
-        task
+        Some(task)
     };
+    let Some(task) = not_queued else { return };
     match live::find(id) {
         Some(shared) => shared.inject(task),
         None => drop(task),
