@@ -1,15 +1,17 @@
 //! The graph layer (`fastexec::graph`) against hand-written counter-release DAGs on fastexec's
 //! executor, tokio (multi-thread runtime), async-executor and rayon, in the same run, at 1 and 2
 //! worker threads: a million-node chain, a fan-out/fan-in (1 -> 10,000 -> 1) and the 100×100
-//! lattice. Criterion reports time per node (`Throughput::Elements`).
+//! lattice. Criterion reports time per node (`Throughput::Elements`). The graph runs with both
+//! body kinds: async (`Task::new`, row `fastexec-graph`) and sync (`Task::sync`, row
+//! `fastexec-graph-sync`), each counting itself in an atomic.
 //!
 //! Before the timed benches it prints the peak heap bytes per node of one run of each shape
 //! (graph built and run, report taken), from the counting allocator in `common/alloc.rs`.
 //!
 //!     cargo bench --bench graph -- [FILTER] [--warm-up-time 1 --measurement-time 3]
 //!
-//! `GRAPH_PROFILE=shape/threads/runs` (shape: `lattice`, `fan` or `chain`) instead runs the
-//! shape's graph `runs` times outside criterion, each built untimed on the main thread, and
+//! `GRAPH_PROFILE=shape/threads/runs[/sync]` (shape: `lattice`, `fan` or `chain`; `/sync` for
+//! sync bodies, async ones otherwise) instead runs the shape's graph `runs` times outside criterion, each built untimed on the main thread, and
 //! prints the min and median ns per node of the runs; under `valgrind --tool=callgrind
 //! --separate-threads=yes` the worker thread's total divided by `runs * nodes` is the
 //! instructions per node that BENCHMARKS.md quotes:
@@ -51,9 +53,41 @@ impl GraphShape for Lattice {
     const NAME: &'static str = "graph_lattice_100x100";
 }
 
+/// Which kind of body the bench's tasks have.
+#[derive(Clone, Copy)]
+enum Kind {
+    Async,
+    Sync,
+}
+
+impl Kind {
+    const ALL: [Kind; 2] = [Kind::Async, Kind::Sync];
+
+    fn row(self) -> &'static str {
+        match self {
+            Kind::Async => "fastexec-graph",
+            Kind::Sync => "fastexec-graph-sync",
+        }
+    }
+
+    /// Task `id`, whose body counts itself in `ran`.
+    fn task(self, id: &TaskId, ran: Arc<AtomicUsize>) -> Task<()> {
+        match self {
+            Kind::Async => Task::new(id, move |_| {
+                ran.fetch_add(1, Relaxed);
+                std::future::ready(Ok(()))
+            }),
+            Kind::Sync => Task::sync(id, move |_| {
+                ran.fetch_add(1, Relaxed);
+                Ok(())
+            }),
+        }
+    }
+}
+
 /// The shape as a graph: node `i` is task `"i"`, after its predecessors; each body counts
 /// itself in `ran`. Tasks are added one at a time in index order (a topological order).
-fn build<S: DagShape>(ran: &Arc<AtomicUsize>) -> Graph<()> {
+fn build<S: DagShape>(ran: &Arc<AtomicUsize>, kind: Kind) -> Graph<()> {
     let mut preds: Vec<Vec<u32>> = vec![Vec::new(); S::NODES];
     for idx in 0..S::NODES {
         S::successors(idx, |next| preds[next].push(idx as u32));
@@ -61,11 +95,7 @@ fn build<S: DagShape>(ran: &Arc<AtomicUsize>) -> Graph<()> {
     let ids: Vec<TaskId> = (0..S::NODES).map(|i| TaskId::from(i.to_string())).collect();
     let mut g = Graph::new();
     for (idx, deps) in preds.iter().enumerate() {
-        let ran = ran.clone();
-        let task = Task::new(&ids[idx], move |_| {
-            ran.fetch_add(1, Relaxed);
-            std::future::ready(Ok(()))
-        });
+        let task = kind.task(&ids[idx], ran.clone());
         g.add(task.after(deps.iter().map(|&d| &ids[d as usize])))
             .expect("a valid DAG");
     }
@@ -88,17 +118,18 @@ fn bench_graph<S: GraphShape>(c: &mut Criterion) {
     }
     for threads in THREADS {
         let rt = Fastexec::start(threads);
-        let id = BenchmarkId::new("fastexec-graph", threads);
-        group.bench_function(id, |b| {
-            b.iter_batched(
-                || {
-                    let ran = Arc::new(AtomicUsize::new(0));
-                    (build::<S>(&ran), ran)
-                },
-                |built| run_graph::<S>(&rt, built),
-                BatchSize::PerIteration,
-            )
-        });
+        for kind in Kind::ALL {
+            group.bench_function(BenchmarkId::new(kind.row(), threads), |b| {
+                b.iter_batched(
+                    || {
+                        let ran = Arc::new(AtomicUsize::new(0));
+                        (build::<S>(&ran, kind), ran)
+                    },
+                    |built| run_graph::<S>(&rt, built),
+                    BatchSize::PerIteration,
+                )
+            });
+        }
         bench_peer::<S, Fastexec>(&mut group, rt);
         bench_peer::<S, Tokio>(&mut group, Tokio::start(threads));
         bench_peer::<S, AsyncEx>(&mut group, AsyncEx::start(threads));
@@ -112,7 +143,11 @@ fn bench_graph<S: GraphShape>(c: &mut Criterion) {
     // Building the graph (ids, validation, index), single-threaded, no executor.
     group.bench_function(BenchmarkId::new("fastexec-graph-build", 1), |b| {
         let ran = Arc::new(AtomicUsize::new(0));
-        b.iter_batched(|| (), |()| build::<S>(&ran), BatchSize::PerIteration)
+        b.iter_batched(
+            || (),
+            |()| build::<S>(&ran, Kind::Async),
+            BatchSize::PerIteration,
+        )
     });
     group.finish();
 }
@@ -129,8 +164,8 @@ fn bench_peer<S: DagShape, R: Rt>(group: &mut BenchmarkGroup<WallTime>, rt: R) {
 fn print_memory() {
     println!("peak heap bytes per node, 1 worker thread (graph: built + run + report)");
     println!(
-        "{:<24} {:>10} {:>16} {:>14}",
-        "shape", "graph", "fastexec-counter", "tokio-counter"
+        "{:<24} {:>10} {:>11} {:>16} {:>14}",
+        "shape", "graph", "graph-sync", "fastexec-counter", "tokio-counter"
     );
     memory_row::<Chain>();
     memory_row::<FanOutIn>();
@@ -141,17 +176,21 @@ fn memory_row<S: GraphShape>() {
     let fastexec = Fastexec::start(1);
     let tokio = Tokio::start(1);
     let per_node = |bytes: isize| bytes as f64 / S::NODES as f64;
-    let graph = measure_peak(|| {
-        let ran = Arc::new(AtomicUsize::new(0));
-        let report = fastexec.block_on(build::<S>(&ran).run());
-        assert!(report.is_success());
-    });
+    let graph = |kind| {
+        measure_peak(|| {
+            let ran = Arc::new(AtomicUsize::new(0));
+            let report = fastexec.block_on(build::<S>(&ran, kind).run());
+            assert!(report.is_success());
+        })
+    };
+    let (graph, graph_sync) = (graph(Kind::Async), graph(Kind::Sync));
     let counter = measure_peak(|| run_counter_dag::<S, Fastexec>(&fastexec));
     let tokio_counter = measure_peak(|| run_counter_dag::<S, Tokio>(&tokio));
     println!(
-        "{:<24} {:>10.0} {:>16.0} {:>14.0}",
+        "{:<24} {:>10.0} {:>11.0} {:>16.0} {:>14.0}",
         S::NAME,
         per_node(graph),
+        per_node(graph_sync),
         per_node(counter),
         per_node(tokio_counter)
     );
@@ -180,30 +219,32 @@ fn main() {
     c.final_summary();
 }
 
-/// `GRAPH_PROFILE=shape/threads/runs`: see the module docs.
+/// `GRAPH_PROFILE=shape/threads/runs[/sync]`: see the module docs.
 fn profile(spec: &str) {
     let parts: Vec<&str> = spec.split('/').collect();
-    let [shape, threads, runs] = parts[..] else {
-        panic!("GRAPH_PROFILE={spec:?}: expected shape/threads/runs");
+    let (shape, threads, runs, kind) = match parts[..] {
+        [shape, threads, runs] => (shape, threads, runs, Kind::Async),
+        [shape, threads, runs, "sync"] => (shape, threads, runs, Kind::Sync),
+        _ => panic!("GRAPH_PROFILE={spec:?}: expected shape/threads/runs[/sync]"),
     };
     let threads: usize = threads
         .parse()
         .expect("GRAPH_PROFILE threads: a whole number");
     let runs: usize = runs.parse().expect("GRAPH_PROFILE runs: a whole number");
     match shape {
-        "lattice" => profile_shape::<Lattice>(threads, runs),
-        "fan" => profile_shape::<FanOutIn>(threads, runs),
-        "chain" => profile_shape::<Chain>(threads, runs),
+        "lattice" => profile_shape::<Lattice>(threads, runs, kind),
+        "fan" => profile_shape::<FanOutIn>(threads, runs, kind),
+        "chain" => profile_shape::<Chain>(threads, runs, kind),
         _ => panic!("GRAPH_PROFILE: unknown shape {shape:?} (lattice, fan or chain)"),
     }
 }
 
-fn profile_shape<S: GraphShape>(threads: usize, runs: usize) {
+fn profile_shape<S: GraphShape>(threads: usize, runs: usize, kind: Kind) {
     let rt = Fastexec::start(threads);
     let mut ns_per_node: Vec<f64> = (0..runs.max(1))
         .map(|_| {
             let ran = Arc::new(AtomicUsize::new(0));
-            let built = (build::<S>(&ran), ran);
+            let built = (build::<S>(&ran, kind), ran);
             let start = std::time::Instant::now();
             run_graph::<S>(&rt, built);
             start.elapsed().as_nanos() as f64 / S::NODES as f64
@@ -212,8 +253,9 @@ fn profile_shape<S: GraphShape>(threads: usize, runs: usize) {
     rt.shutdown();
     ns_per_node.sort_by(f64::total_cmp);
     println!(
-        "{} at {threads} thread(s), {} runs: min {:.0} ns per node, median {:.0}",
+        "{} ({}) at {threads} thread(s), {} runs: min {:.0} ns per node, median {:.0}",
         S::NAME,
+        kind.row(),
         ns_per_node.len(),
         ns_per_node[0],
         ns_per_node[ns_per_node.len() / 2],

@@ -1,6 +1,7 @@
 //! Property test over random DAGs: every task that runs does so after all of
 //! its dependencies ended, exactly once, and every task ends in the terminal
-//! state its dependencies' states call for.
+//! state its dependencies' states call for. Bodies are async (yielding once,
+//! so that attempts interleave) or sync, at random.
 
 mod support;
 
@@ -10,11 +11,13 @@ use std::sync::{Arc, Mutex};
 use fastexec::graph::{Graph, Task, TaskState};
 use proptest::prelude::*;
 
-/// A random DAG: node i depends on a subset of 0..i; some nodes fail.
+/// A random DAG: node i depends on a subset of 0..i; some nodes fail; some
+/// have a sync body.
 #[derive(Debug, Clone)]
 struct Dag {
     deps: Vec<Vec<usize>>,
     fails: Vec<bool>,
+    sync: Vec<bool>,
 }
 
 fn dag() -> impl Strategy<Value = (Dag, Vec<usize>)> {
@@ -24,10 +27,11 @@ fn dag() -> impl Strategy<Value = (Dag, Vec<usize>)> {
                 .map(|i| proptest::sample::subsequence((0..i).collect::<Vec<_>>(), 0..=i.min(4)))
                 .collect::<Vec<_>>();
             let fails = proptest::collection::vec(proptest::bool::weighted(0.15), n);
+            let sync = proptest::collection::vec(proptest::bool::ANY, n);
             let order = Just((0..n).collect::<Vec<_>>()).prop_shuffle();
-            (deps, fails, order)
+            (deps, fails, sync, order)
         })
-        .prop_map(|(deps, fails, order)| (Dag { deps, fails }, order))
+        .prop_map(|(deps, fails, sync, order)| (Dag { deps, fails, sync }, order))
 }
 
 /// Per task: how often it started, and the logical times of its start and end.
@@ -49,24 +53,35 @@ fn run(dag: &Dag, order: &[usize]) -> (fastexec::graph::Report<usize>, Log) {
     // One batch, members in a random order: validation must sort it out.
     let tasks = order.iter().map(|&i| {
         let (clock, log, fails) = (Arc::clone(&clock), Arc::clone(&log), dag.fails[i]);
-        Task::new(i.to_string(), move |_| {
-            let (clock, log) = (Arc::clone(&clock), Arc::clone(&log));
-            async move {
-                {
-                    let mut l = log.lock().unwrap();
-                    l.runs[i] += 1;
-                    l.start[i] = clock.fetch_add(1, Ordering::SeqCst);
-                }
-                fastexec::yield_now().await;
-                log.lock().unwrap().end[i] = clock.fetch_add(1, Ordering::SeqCst);
-                if fails {
-                    Err("planned failure".into())
-                } else {
-                    Ok(i)
-                }
+        let began = move |log: &Mutex<Log>, clock: &AtomicU64| {
+            let mut l = log.lock().unwrap();
+            l.runs[i] += 1;
+            l.start[i] = clock.fetch_add(1, Ordering::SeqCst);
+        };
+        let ended = move |log: &Mutex<Log>, clock: &AtomicU64| {
+            log.lock().unwrap().end[i] = clock.fetch_add(1, Ordering::SeqCst);
+            if fails {
+                Err("planned failure".into())
+            } else {
+                Ok(i)
             }
-        })
-        .after(dag.deps[i].iter().map(|d| d.to_string()))
+        };
+        let task = if dag.sync[i] {
+            Task::sync(i.to_string(), move |_| {
+                began(&log, &clock);
+                ended(&log, &clock)
+            })
+        } else {
+            Task::new(i.to_string(), move |_| {
+                let (clock, log) = (Arc::clone(&clock), Arc::clone(&log));
+                async move {
+                    began(&log, &clock);
+                    fastexec::yield_now().await;
+                    ended(&log, &clock)
+                }
+            })
+        };
+        task.after(dag.deps[i].iter().map(|d| d.to_string()))
     });
     let mut g = Graph::new();
     g.add_batch(tasks).expect("a DAG validates");

@@ -8,7 +8,9 @@ use super::{Cancelled, GraphError, RunHandle, Task, TaskId};
 
 /// A task's dependencies' outputs (in the order the dependencies were
 /// declared), which attempt this is, and a handle to the running graph (to
-/// add subflow tasks or wait for other tasks).
+/// add subflow tasks or wait for other tasks). An async body
+/// ([`Task::new`]) owns its inputs; a sync one ([`Task::sync`]) borrows them
+/// for the call.
 ///
 /// Lookups by id scan the dependency list: dependency lists are short, and a
 /// task with a wide fan-in should iterate with [`iter`](Inputs::iter) instead.
@@ -41,7 +43,8 @@ pub struct Inputs<T> {
     pub(crate) attempt: u32,
     pub(crate) outputs: Outputs<T>,
     /// The run, through the handle of the runner that began the attempt
-    /// (see `run.rs`).
+    /// (see `run.rs`): a runner's own inputs, which sync bodies borrow,
+    /// hold one reference for all its attempts.
     pub(crate) run: Arc<RunHandle<T>>,
     /// The task's ids, fetched on first use (see above).
     pub(crate) names: OnceLock<Arc<Names>>,
@@ -90,6 +93,41 @@ impl<T> Outputs<T> {
 }
 
 impl<T> Inputs<T> {
+    /// Inputs of no attempt yet, through `run`: a runner's, refilled for
+    /// each attempt it begins.
+    pub(crate) fn new(run: Arc<RunHandle<T>>) -> Self {
+        Inputs {
+            node: 0,
+            attempt: 0,
+            outputs: Outputs::Unit(0),
+            run,
+            names: OnceLock::new(),
+        }
+    }
+
+    /// Makes these the inputs of attempt `attempt` of node `node`. The ids
+    /// fetched for the last attempt are forgotten (they were another node's).
+    #[inline]
+    pub(crate) fn refill(&mut self, node: u32, attempt: u32, outputs: Outputs<T>) {
+        self.node = node;
+        self.attempt = attempt;
+        self.outputs = outputs;
+        self.names.take();
+    }
+
+    /// Inputs of this attempt of its own, for an async body's future to
+    /// keep: the outputs move there, and the run gains a reference.
+    #[inline]
+    pub(crate) fn take_owned(&mut self) -> Self {
+        Inputs {
+            node: self.node,
+            attempt: self.attempt,
+            outputs: std::mem::replace(&mut self.outputs, Outputs::Unit(0)),
+            run: Arc::clone(&self.run),
+            names: OnceLock::new(),
+        }
+    }
+
     /// The task's ids (see the type's docs).
     fn names(&self) -> &Names {
         self.names

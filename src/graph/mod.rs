@@ -2,8 +2,9 @@
 //! retries, timeouts, cancellation, failure propagation and a report.
 //!
 //! Build a [`Graph`] from [`Task`]s (one at a time, or as a batch in any
-//! order), each with an id, the ids it depends on and a re-runnable async
-//! body that receives its dependencies' outputs as [`Inputs`]. Adding
+//! order), each with an id, the ids it depends on and a re-runnable body
+//! that receives its dependencies' outputs as [`Inputs`]: async
+//! ([`Task::new`]) or a plain function ([`Task::sync`]). Adding
 //! validates before anything runs: duplicate ids, missing dependencies and
 //! cycles are typed [`GraphError`]s naming the ids.
 //!
@@ -41,6 +42,30 @@
 //! assert_eq!(report.output("link").unwrap(), &["a.o", "b.o"]);
 //! assert!(report.tasks().iter().all(|t| t.state == TaskState::Completed));
 //! print!("{report}");
+//! ```
+//!
+//! # Sync bodies
+//!
+//! Most nodes of a compute graph do synchronous work. [`Task::sync`] takes
+//! a plain function of the borrowed [`Inputs`], which the runner calls
+//! directly: no future, no box, no reference count per attempt. It has the
+//! retries, failure propagation and report of an async body; since it
+//! never suspends, a timeout judges it when it returns, and cancels and
+//! pauses reach it only then (see [`Task::sync`]). The kinds mix freely.
+//!
+//! ```
+//! use fastexec::graph::{Graph, Task};
+//!
+//! // Word counts of three chunks, then their total.
+//! let chunks = ["a b c", "d e", "f"];
+//! let mut g = Graph::<usize>::new();
+//! for (n, chunk) in chunks.into_iter().enumerate() {
+//!     g.add(Task::sync(format!("count-{n}"), move |_| Ok(chunk.split_whitespace().count())))
+//!         .unwrap();
+//! }
+//! g.add(Task::sync("total", |inp| Ok(inp.values().sum())).after(["count-0", "count-1", "count-2"]))
+//!     .unwrap();
+//! assert_eq!(g.run_blocking().output("total"), Some(&6));
 //! ```
 //!
 //! # Job files
@@ -126,11 +151,13 @@
 //! Only an attempt that
 //! returns `Pending` (it awaits I/O, a timer, another task) moves to an
 //! executor task of its own, and the runner goes on with the next ready task.
-//! Calling a body makes its future in a box the runner keeps from the last
-//! attempt (when the type matches) and polls it once, in one call; the
-//! body's [`Inputs`] carry the dependencies' outputs (for a `T` with no
-//! size and no drop glue, such as `()`, none: every task shares one output)
-//! and fetch the task's ids from the run only if the body asks for them.
+//! Calling an async body makes its future in a box the runner keeps from
+//! the last attempt (when the type matches) and polls it once, in one call;
+//! a sync body is one call that borrows the runner's inputs, refilled for
+//! each attempt. The [`Inputs`] carry the dependencies' outputs (for a `T`
+//! with no size and no drop glue, such as `()`, none: every task shares one
+//! output) and fetch the task's ids from the run only if the body asks for
+//! them.
 //! Everything a run touches per task lies in one aligned pair of cache lines
 //! of the task's node, so that tasks built on one core and run on another
 //! cost few transfers between the cores.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 use event_listener::Event;
 
 use super::core::{is_unit, AttemptStart, Core, Effects, MAX_BATCH};
-use super::task::{Body, BodyFuture};
+use super::task::{Body, BodyFuture, TaskBody};
 use super::TaskState;
 use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError};
 use super::{Blocked, PauseError, SchedulerConfig};
@@ -313,18 +313,21 @@ struct Ran<T> {
 
 /// A runner's attempts: begun and not yet polled, polled to their end and
 /// not yet recorded, the box of the last one that finished, kept for the
-/// next body (see [`BodyFuture`]), and the runner's link to the run.
+/// next body (see [`BodyFuture`]), and the runner's inputs, refilled for
+/// each attempt.
 struct Batch<T> {
     begun: Vec<AttemptStart<T>>,
     ran: Vec<Ran<T>>,
     /// Where each body makes its future (see [`Body`]); it keeps the box
     /// of the last attempt that finished, for the next.
     slot: Option<BodyFuture<T>>,
-    /// The run handle the inputs of this runner's attempts share: each
-    /// attempt counts a reference to it, on a line of the runner's own,
-    /// rather than to the run, whose count every runner would write for
-    /// every task (a line moving between cores, next to the run's lock).
-    link: Arc<RunHandle<T>>,
+    /// The inputs of the attempt being begun, lent to a sync body, copied
+    /// out for an async one (see [`TaskBody`]). Their run handle is the
+    /// runner's own: an async attempt counts a reference to it, on a line
+    /// of the runner's, rather than to the run, whose count every runner
+    /// would write for every task (a line moving between cores, next to the
+    /// run's lock).
+    inputs: Inputs<T>,
 }
 
 impl<T> Batch<T> {
@@ -333,9 +336,9 @@ impl<T> Batch<T> {
             ran: Vec::with_capacity(begun.len().max(MAX_BATCH)),
             begun,
             slot: None,
-            link: Arc::new(RunHandle {
+            inputs: Inputs::new(Arc::new(RunHandle {
                 shared: Arc::clone(shared),
-            }),
+            })),
         }
     }
 }
@@ -419,7 +422,7 @@ fn poll_batch<T: Send + Sync + 'static>(
         }
         first = false;
         let i = start.node;
-        let (begun, body) = begin(&batch.link, start, now, &mut batch.slot, cx);
+        let (begun, body) = begin(&mut batch.inputs, start, now, &mut batch.slot, cx);
         match begun {
             Begun::Over(result) => {
                 let failed = result.is_err();
@@ -484,13 +487,13 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
     }
 }
 
-/// Begins an attempt at `began`: calls the body with its inputs (which
-/// share `link`), making its future in `slot` and polling it once with
-/// `cx` (see [`Body`]). Gives the result if the attempt is over (done, or
-/// it panicked), or the attempt to poll again, and the body, to give back
-/// (see [`AttemptStart`]).
+/// Begins an attempt at `began`: calls the body with its inputs (refilled
+/// into `inputs`); an async body makes its future in `slot` and polls it
+/// once with `cx` (see [`TaskBody`]). Gives the result if the attempt is
+/// over (done, or it panicked), or the attempt to poll again, and the
+/// body, to give back (see [`AttemptStart`]).
 fn begin<T: Send + Sync + 'static>(
-    link: &Arc<RunHandle<T>>,
+    inputs: &mut Inputs<T>,
     start: AttemptStart<T>,
     began: Instant,
     slot: &mut Option<BodyFuture<T>>,
@@ -503,20 +506,14 @@ fn begin<T: Send + Sync + 'static>(
         attempt,
         outputs,
     } = start;
-    let inputs = Inputs {
-        node,
-        attempt,
-        outputs,
-        run: Arc::clone(link),
-        names: OnceLock::new(),
-    };
+    inputs.refill(node, attempt, outputs);
     // With no subscriber that could want a debug span (one relaxed load),
     // no span is made, kept or dropped: the plain path holds none at all.
     if tracing::level_enabled!(tracing::Level::DEBUG) {
         return begin_in_span(body, inputs, (began, timeout), slot, cx);
     }
-    let called = panic::catch_unwind(AssertUnwindSafe(|| body(inputs, slot, cx)));
-    (outcome(called, slot, (began, timeout), None), body)
+    let called = panic::catch_unwind(AssertUnwindSafe(|| body.call(inputs, slot, cx)));
+    (outcome(called, &*body, slot, (began, timeout), None), body)
 }
 
 /// [`begin`] when a subscriber may want the attempt's `tracing` span: the
@@ -525,34 +522,40 @@ fn begin<T: Send + Sync + 'static>(
 #[inline(never)]
 fn begin_in_span<T: Send + Sync + 'static>(
     body: Body<T>,
-    inputs: Inputs<T>,
+    inputs: &mut Inputs<T>,
     (began, timeout): (Instant, Option<Duration>),
     slot: &mut Option<BodyFuture<T>>,
     cx: &mut Context<'_>,
 ) -> (Begun<T>, Body<T>) {
     let span = tracing::debug_span!("graph_task", id = %inputs.task_id(), attempt = inputs.attempt);
     let span = Some(span).filter(|s| !s.is_disabled()).map(Box::new);
-    let call = || panic::catch_unwind(AssertUnwindSafe(|| body(inputs, slot, cx)));
+    let mut call = || panic::catch_unwind(AssertUnwindSafe(|| body.call(inputs, slot, cx)));
     let called = match span.as_deref() {
         Some(span) => span.in_scope(call),
         None => call(),
     };
-    (outcome(called, slot, (began, timeout), span), body)
+    (outcome(called, &*body, slot, (began, timeout), span), body)
 }
 
-/// What the first poll of an attempt (begun at `began`, with its time
-/// limit) made of it: over (done, or it panicked), or under way, its
+/// What the first call of an attempt's `body` (begun at `began`, with its
+/// time limit) made of it: over (done, or it panicked), or under way, its
 /// future taken from `slot` with the attempt's span. (Always inlined: as
 /// a call it cost the plain path more than the span it spares.)
 #[inline(always)]
 fn outcome<T>(
     called: std::thread::Result<Poll<Result<T, super::BoxError>>>,
+    body: &dyn TaskBody<T>,
     slot: &mut Option<BodyFuture<T>>,
     (began, timeout): (Instant, Option<Duration>),
     span: Option<Box<tracing::Span>>,
 ) -> Begun<T> {
     match called {
-        Ok(Poll::Ready(result)) => Begun::Over(result.map_err(TaskError::from)),
+        Ok(Poll::Ready(result)) => match timeout {
+            Some(limit) if overran(body, began, limit) => {
+                Begun::Over(Err(TaskError::TimedOut(limit)))
+            }
+            _ => Begun::Over(result.map_err(TaskError::from)),
+        },
         Ok(Poll::Pending) => Begun::Pending(Attempt {
             body: slot
                 .take()
@@ -564,6 +567,16 @@ fn outcome<T>(
         // next filled.
         Err(payload) => Begun::Over(Err(panic_error(payload))),
     }
+}
+
+/// Whether an attempt of `body` begun at `began`, which just returned,
+/// ran past its time limit where nothing could stop it: a sync body (see
+/// [`Task::sync`]). An async body's limit applies where it suspends (see
+/// [`Deadline`]).
+#[cold]
+#[inline(never)]
+fn overran<T>(body: &dyn TaskBody<T>, began: Instant, limit: Duration) -> bool {
+    body.is_sync() && began.elapsed() > limit
 }
 
 /// What [`begin`] gives.
@@ -598,11 +611,11 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
                 };
                 match begun {
                     Ok(start) => {
-                        let link = Arc::new(RunHandle {
+                        let mut inputs = Inputs::new(Arc::new(RunHandle {
                             shared: Arc::clone(&shared),
-                        });
+                        }));
                         let (begun, body) =
-                            in_context(|cx| begin(&link, start, now, &mut None, cx)).await;
+                            in_context(|cx| begin(&mut inputs, start, now, &mut None, cx)).await;
                         // Given back before the attempt can end (see
                         // `Shared::drive_apart`).
                         shared.lock().give_back(i, body);

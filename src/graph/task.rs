@@ -3,24 +3,87 @@
 
 use std::any::Any;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use super::{BoxError, Demand, Inputs, RetryPolicy, TaskId};
 
-/// A re-runnable task body: called once per attempt with its inputs, a
-/// slot and a context, it makes the attempt's future, boxed in the slot
-/// (see [`BodyFuture`]), and polls it once. `Ready`: the attempt is over
-/// and the box stays in the slot for the next call. `Pending`: the future
-/// is in the slot, to be taken and polled again. One dynamic call per
-/// attempt for both, and no move of the future once boxed. Boxed rather
-/// than `Arc`ed: a closure capturing nothing then costs no allocation.
-pub(crate) type Body<T> = Box<
-    dyn Fn(Inputs<T>, &mut Option<BodyFuture<T>>, &mut Context<'_>) -> Poll<Result<T, BoxError>>
-        + Send
-        + Sync,
->;
+/// A re-runnable task body, boxed: one dynamic call per attempt, for both
+/// kinds ([`Task::new`]'s async bodies and [`Task::sync`]'s plain
+/// functions). Boxed rather than `Arc`ed: a closure capturing nothing then
+/// costs no allocation.
+pub(crate) type Body<T> = Box<dyn TaskBody<T>>;
+
+/// What a runner calls for an attempt. `inputs` is the runner's own,
+/// refilled for every attempt: a sync body borrows it for the call (no
+/// reference count on the run, nothing built or dropped), an async one
+/// takes the outputs out of it into inputs of its own, which its future
+/// may keep past the call.
+pub(crate) trait TaskBody<T>: Send + Sync {
+    /// Runs the attempt as far as it goes in one call: an async body makes
+    /// its future, boxed in `slot` (see [`BodyFuture`]), and polls it once;
+    /// `Ready` leaves the box in the slot for the next call, `Pending`
+    /// leaves the future there, to be taken and polled again (no move of
+    /// the future once boxed). A sync body returns `Ready`.
+    fn call(
+        &self,
+        inputs: &mut Inputs<T>,
+        slot: &mut Option<BodyFuture<T>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<T, BoxError>>;
+
+    /// Whether the body is a plain function, which no timeout can
+    /// interrupt (asked only of tasks with a timeout, see [`Task::sync`]).
+    fn is_sync(&self) -> bool;
+}
+
+/// [`Task::new`]'s body: a function making a future per attempt.
+struct AsyncBody<F, Fut>(F, PhantomData<fn() -> Fut>);
+
+impl<T, F, Fut> TaskBody<T> for AsyncBody<F, Fut>
+where
+    T: Send + Sync + 'static,
+    F: Fn(Inputs<T>) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<T, BoxError>> + Send + 'static,
+{
+    #[inline]
+    fn call(
+        &self,
+        inputs: &mut Inputs<T>,
+        slot: &mut Option<BodyFuture<T>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<T, BoxError>> {
+        start((self.0)(inputs.take_owned()), slot, cx)
+    }
+
+    fn is_sync(&self) -> bool {
+        false
+    }
+}
+
+/// [`Task::sync`]'s body: a plain function of the borrowed inputs.
+struct SyncBody<F>(F);
+
+impl<T, F> TaskBody<T> for SyncBody<F>
+where
+    F: Fn(&Inputs<T>) -> Result<T, BoxError> + Send + Sync,
+{
+    #[inline]
+    fn call(
+        &self,
+        inputs: &mut Inputs<T>,
+        _: &mut Option<BodyFuture<T>>,
+        _: &mut Context<'_>,
+    ) -> Poll<Result<T, BoxError>> {
+        Poll::Ready((self.0)(inputs))
+    }
+
+    fn is_sync(&self) -> bool {
+        true
+    }
+}
 
 /// The future of one attempt, boxed. A runner keeps the box of an attempt
 /// that finished and offers it to the next body it calls: if that body's
@@ -125,10 +188,67 @@ impl<T: Send + Sync + 'static> Task<T> {
         F: Fn(Inputs<T>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, BoxError>> + Send + 'static,
     {
+        Task::with_body(id.into(), Box::new(AsyncBody(body, PhantomData)))
+    }
+
+    /// A task named `id` whose body is a plain function: called once per
+    /// attempt with its inputs borrowed for the call, it returns the output
+    /// or an error. No dependencies, one attempt and no timeout.
+    ///
+    /// For synchronous work (computing, parsing, the nodes of a taskflow
+    /// graph), this is the cheaper kind: the runner calls the function
+    /// directly, with no future, no box and no reference count per attempt.
+    /// The work runs on the worker thread that runs the task, like the
+    /// first poll of an async body; work that blocks on I/O for long
+    /// belongs in [`spawn_blocking`](crate::spawn_blocking) awaited from an
+    /// async body instead.
+    ///
+    /// Retries, failure propagation, cancel-on-fail-fast and the report
+    /// behave as for [`Task::new`] (a panic fails the attempt). What
+    /// differs, since the body never suspends:
+    ///
+    /// - a [`timeout`](Task::timeout) cannot stop it: an attempt that
+    ///   returns after its time limit counts as timed out
+    ///   ([`TaskError::TimedOut`](super::TaskError::TimedOut), retried if
+    ///   retries remain) and its output is dropped;
+    /// - a cancel or a pause takes effect when it returns (a running sync
+    ///   task has no checkpoint: [`Inputs::checkpoint`] is async);
+    /// - it can add tasks to the run ([`Inputs::add_task`], a subflow) but
+    ///   not wait for them: make the follow-up work their dependent.
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, Task};
+    ///
+    /// let mut g = Graph::<u64>::new();
+    /// g.add(Task::sync("two", |_| Ok(2))).unwrap();
+    /// g.add(Task::sync("three", |_| Ok(3))).unwrap();
+    /// g.add(Task::sync("product", |inp| Ok(inp.values().product())).after(["two", "three"]))
+    ///     .unwrap();
+    /// // The kinds mix: an async task may depend on sync ones and the reverse.
+    /// g.add(Task::new("square", |inp| async move { Ok(inp["product"] * inp["product"]) })
+    ///     .after(["product"]))
+    ///     .unwrap();
+    /// g.add(Task::sync("check", |inp| {
+    ///     if inp["square"] == 36 { Ok(1) } else { Err("wrong square".into()) }
+    /// })
+    /// .after(["square"]))
+    /// .unwrap();
+    /// let report = g.run_blocking();
+    /// assert_eq!(report.output("product"), Some(&6));
+    /// assert_eq!(report.output("check"), Some(&1));
+    /// ```
+    pub fn sync<F>(id: impl Into<TaskId>, body: F) -> Self
+    where
+        F: Fn(&Inputs<T>) -> Result<T, BoxError> + Send + Sync + 'static,
+    {
+        Task::with_body(id.into(), Box::new(SyncBody(body)))
+    }
+
+    fn with_body(id: TaskId, body: Body<T>) -> Self {
         Task {
-            id: id.into(),
+            id,
             deps: Vec::new(),
-            body: Box::new(move |inputs, slot, cx| start(body(inputs), slot, cx)),
+            body,
             retry: RetryPolicy::default(),
             timeout: None,
             priority: 0,
@@ -164,6 +284,9 @@ impl<T> Task<T> {
 
     /// Limits each attempt to `d`; an attempt running longer is dropped and
     /// counts as failed ([`TaskError::TimedOut`](super::TaskError::TimedOut)).
+    /// The limit is enforced where the attempt suspends (it is not polled
+    /// again after its deadline); a body that never suspends
+    /// ([`Task::sync`]) is judged when it returns.
     pub fn timeout(mut self, d: Duration) -> Self {
         self.timeout = Some(d);
         self
