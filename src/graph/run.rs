@@ -421,9 +421,21 @@ fn poll_batch<T: Send + Sync + 'static>(
             }
         }
         first = false;
-        let i = start.node;
-        let (begun, body) = begin(&mut batch.inputs, start, now, &mut batch.slot, cx);
-        match begun {
+        let AttemptStart {
+            node: i,
+            body,
+            timeout,
+            attempt,
+            outputs,
+        } = start;
+        batch.inputs.refill(i, attempt, outputs);
+        match begin(
+            &*body,
+            &mut batch.inputs,
+            (now, timeout),
+            &mut batch.slot,
+            cx,
+        ) {
             Begun::Over(result) => {
                 let failed = result.is_err();
                 batch.ran.push(Ran {
@@ -470,11 +482,14 @@ async fn in_context<R>(f: impl FnOnce(&mut Context<'_>) -> R) -> R {
 /// (cancelled, or fail-fast after a failure of the batch): they do not
 /// start, and their bodies go back to be retired.
 fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Effects) {
-    for r in batch.ran.drain(..) {
-        let times = (r.began, r.ended.unwrap_or(now));
-        if let Some(delay) = core.attempt_ran(r.node, r.body, times, r.result, fx) {
-            fx.retries.push((r.node, delay));
+    if !batch.ran.is_empty() {
+        for r in batch.ran.drain(..) {
+            let times = (r.began, r.ended.unwrap_or(now));
+            if let Some(delay) = core.attempt_ran(r.node, r.body, times, r.result, fx) {
+                fx.retries.push((r.node, delay));
+            }
         }
+        core.wake_runners(fx);
     }
     if !batch.begun.is_empty() {
         for start in mem::take(&mut batch.begun) {
@@ -487,33 +502,25 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
     }
 }
 
-/// Begins an attempt at `began`: calls the body with its inputs (refilled
-/// into `inputs`); an async body makes its future in `slot` and polls it
-/// once with `cx` (see [`TaskBody`]). Gives the result if the attempt is
-/// over (done, or it panicked), or the attempt to poll again, and the
-/// body, to give back (see [`AttemptStart`]).
+/// Begins an attempt at `began` (with its time limit): calls `body` with
+/// `inputs` (the attempt's); an async body makes its future in `slot` and
+/// polls it once with `cx` (see [`TaskBody`]). Gives the result if the
+/// attempt is over (done, or it panicked), or the attempt to poll again.
+/// The caller keeps the body, to give back (see [`AttemptStart`]).
 fn begin<T: Send + Sync + 'static>(
+    body: &dyn TaskBody<T>,
     inputs: &mut Inputs<T>,
-    start: AttemptStart<T>,
-    began: Instant,
+    limit: (Instant, Option<Duration>),
     slot: &mut Option<BodyFuture<T>>,
     cx: &mut Context<'_>,
-) -> (Begun<T>, Body<T>) {
-    let AttemptStart {
-        node,
-        body,
-        timeout,
-        attempt,
-        outputs,
-    } = start;
-    inputs.refill(node, attempt, outputs);
+) -> Begun<T> {
     // With no subscriber that could want a debug span (one relaxed load),
     // no span is made, kept or dropped: the plain path holds none at all.
     if tracing::level_enabled!(tracing::Level::DEBUG) {
-        return begin_in_span(body, inputs, (began, timeout), slot, cx);
+        return begin_in_span(body, inputs, limit, slot, cx);
     }
     let called = panic::catch_unwind(AssertUnwindSafe(|| body.call(inputs, slot, cx)));
-    (outcome(called, &*body, slot, (began, timeout), None), body)
+    outcome(called, body, slot, limit, None)
 }
 
 /// [`begin`] when a subscriber may want the attempt's `tracing` span: the
@@ -521,12 +528,12 @@ fn begin<T: Send + Sync + 'static>(
 #[cold]
 #[inline(never)]
 fn begin_in_span<T: Send + Sync + 'static>(
-    body: Body<T>,
+    body: &dyn TaskBody<T>,
     inputs: &mut Inputs<T>,
-    (began, timeout): (Instant, Option<Duration>),
+    limit: (Instant, Option<Duration>),
     slot: &mut Option<BodyFuture<T>>,
     cx: &mut Context<'_>,
-) -> (Begun<T>, Body<T>) {
+) -> Begun<T> {
     let span = tracing::debug_span!("graph_task", id = %inputs.task_id(), attempt = inputs.attempt);
     let span = Some(span).filter(|s| !s.is_disabled()).map(Box::new);
     let mut call = || panic::catch_unwind(AssertUnwindSafe(|| body.call(inputs, slot, cx)));
@@ -534,7 +541,7 @@ fn begin_in_span<T: Send + Sync + 'static>(
         Some(span) => span.in_scope(call),
         None => call(),
     };
-    (outcome(called, &*body, slot, (began, timeout), span), body)
+    outcome(called, body, slot, limit, span)
 }
 
 /// What the first call of an attempt's `body` (begun at `began`, with its
@@ -614,8 +621,11 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
                         let mut inputs = Inputs::new(Arc::new(RunHandle {
                             shared: Arc::clone(&shared),
                         }));
-                        let (begun, body) =
-                            in_context(|cx| begin(&mut inputs, start, now, &mut None, cx)).await;
+                        inputs.refill(i, start.attempt, start.outputs);
+                        let body = start.body;
+                        let limit = (now, start.timeout);
+                        let begun =
+                            in_context(|cx| begin(&*body, &mut inputs, limit, &mut None, cx)).await;
                         // Given back before the attempt can end (see
                         // `Shared::drive_apart`).
                         shared.lock().give_back(i, body);
