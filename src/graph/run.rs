@@ -507,6 +507,7 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
 /// polls it once with `cx` (see [`TaskBody`]). Gives the result if the
 /// attempt is over (done, or it panicked), or the attempt to poll again.
 /// The caller keeps the body, to give back (see [`AttemptStart`]).
+#[inline(always)]
 fn begin<T: Send + Sync + 'static>(
     body: &dyn TaskBody<T>,
     inputs: &mut Inputs<T>,
