@@ -304,7 +304,9 @@ const HAND_OFF_AFTER: Duration = Duration::from_micros(50);
 struct Ran<T> {
     node: u32,
     body: Body<T>,
-    result: Result<Option<Arc<T>>, TaskError>,
+    /// The error boxed: failures are rare, and a `Ran` is moved twice per
+    /// task (72 bytes rather than 88).
+    result: Result<Option<Arc<T>>, Box<TaskError>>,
     began: Instant,
     /// The clock reading after it, taken before the next attempt (or at the
     /// next lock acquisition, for the last of a batch).
@@ -441,7 +443,7 @@ fn poll_batch<T: Send + Sync + 'static>(
                 batch.ran.push(Ran {
                     node: i,
                     body,
-                    result: result.map(|out| shared.share(out)),
+                    result: result.map(|out| shared.share(out)).map_err(Box::new),
                     began: now,
                     ended: None,
                 });
@@ -485,7 +487,8 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
     if !batch.ran.is_empty() {
         for r in batch.ran.drain(..) {
             let times = (r.began, r.ended.unwrap_or(now));
-            if let Some(delay) = core.attempt_ran(r.node, r.body, times, r.result, fx) {
+            let result = r.result.map_err(|e| *e);
+            if let Some(delay) = core.attempt_ran(r.node, r.body, times, result, fx) {
                 fx.retries.push((r.node, delay));
             }
         }
