@@ -211,8 +211,13 @@ impl<T: Send + Sync + 'static> Task<T> {
     ///   returns after its time limit counts as timed out
     ///   ([`TaskError::TimedOut`](super::TaskError::TimedOut), retried if
     ///   retries remain) and its output is dropped;
-    /// - a cancel or a pause takes effect when it returns (a running sync
-    ///   task has no checkpoint: [`Inputs::checkpoint`] is async);
+    /// - a cancel of a running sync task takes effect when it returns (its
+    ///   output is dropped);
+    /// - it has no checkpoint ([`Inputs::checkpoint`] is async), so a
+    ///   [`pause`](super::RunHandle::pause) requested while it runs does
+    ///   not pause it: it completes if it returns within the pause timeout,
+    ///   and is cancelled as timed out otherwise, as any task that reaches
+    ///   no checkpoint;
     /// - it can add tasks to the run ([`Inputs::add_task`], a subflow) but
     ///   not wait for them: make the follow-up work their dependent.
     ///
