@@ -583,8 +583,7 @@ fn outcome<T>(
 /// Whether an attempt of `body` begun at `began`, which just returned,
 /// ran past its time limit where nothing could stop it: a sync body (see
 /// [`Task::sync`]). An async body's limit applies where it suspends (see
-/// [`Deadline`]).
-#[cold]
+/// [`Deadline`]). Out of line: only tasks with a timeout call it.
 #[inline(never)]
 fn overran<T>(body: &dyn TaskBody<T>, began: Instant, limit: Duration) -> bool {
     body.is_sync() && began.elapsed() > limit
