@@ -35,6 +35,30 @@ thread_local! {
     /// The group guard of a task that completed in its last poll on this
     /// thread, when it had one, released by [`release_finished`].
     static FINISHED: Cell<Option<MemberGuard>> = const { Cell::new(None) };
+    /// This thread's key for [`thread_key`], or 0 before its first call.
+    static THREAD_KEY: Cell<u64> = const { Cell::new(0) };
+}
+
+/// A number unique to this thread for the life of the process (never 0):
+/// what the counter of outside spawns that one thread owns is claimed with
+/// (`metrics.rs`). Unlike `ThreadId`, it is read from a destructor-free
+/// cell with a plain load.
+#[inline]
+pub(crate) fn thread_key() -> u64 {
+    match THREAD_KEY.get() {
+        0 => new_thread_key(),
+        key => key,
+    }
+}
+
+#[cold]
+fn new_thread_key() -> u64 {
+    // Not the loom shim: a process-wide `static` needs a const constructor.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    // Relaxed: only uniqueness matters, which the RMW gives.
+    let key = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    THREAD_KEY.set(key);
+    key
 }
 
 /// `WORKER_OF` on a thread that is no executor's worker. Executor ids count

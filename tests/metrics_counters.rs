@@ -36,6 +36,42 @@ fn spawned_and_polls_count_every_task() {
     })
 }
 
+/// Spawns from several threads that are not workers are each counted once:
+/// the first such thread counts on a counter of its own, the others on the
+/// shared one, and the sum is exact once the tasks are done.
+#[test]
+fn spawns_from_several_outside_threads_are_counted_exactly() {
+    with_timeout(|| {
+        let ex = std::sync::Arc::new(executor(2));
+        let spawners: Vec<_> = (0..4)
+            .map(|_| {
+                let ex = ex.clone();
+                std::thread::spawn(move || {
+                    let handles: Vec<_> = (0..N).map(|_| ex.spawn(async {})).collect();
+                    handles
+                })
+            })
+            .collect();
+        let handles: Vec<_> = spawners
+            .into_iter()
+            .flat_map(|spawner| spawner.join().unwrap())
+            .collect();
+        ex.block_on(async {
+            for handle in handles {
+                handle.await.unwrap();
+            }
+        });
+        // The block_on root is not a spawned task: exactly the 4 × N.
+        assert_eq!(ex.metrics().spawned, 4 * N as u64);
+        // The owner's thread has exited; a new thread still counts.
+        let ex2 = ex.clone();
+        std::thread::spawn(move || ex2.spawn(async {}).detach())
+            .join()
+            .unwrap();
+        assert_eq!(ex.metrics().spawned, 4 * N as u64 + 1);
+    })
+}
+
 /// The scheduling_spread technique: two children of one task can only pass
 /// a two-party barrier if the other worker steals one of them.
 #[test]
