@@ -309,20 +309,9 @@ impl Shared {
 
     /// Pushes to the injector and wakes a worker; after shutdown, drops the
     /// task instead (which drops its future).
-    ///
-    /// The wake check needs no fence of its own: `ConcurrentQueue`'s push
-    /// claims its slot with a `SeqCst` compare-and-swap of the tail index
-    /// (concurrent-queue 2.5, `unbounded.rs`), which is the `SeqCst` write
-    /// [`Idle::worker_to_notify_after_seqcst_push`] relies on, and the
-    /// index the parking searcher's `is_empty` reads. Saves a `mfence`
-    /// (~4 ns here) on every spawn and wake from outside the workers.
     fn inject(&self, task: Runnable) {
         match self.injector.push(task) {
-            Ok(()) => {
-                if let Some(index) = self.idle.worker_to_notify_after_seqcst_push() {
-                    self.unparkers[index].unpark();
-                }
-            }
+            Ok(()) => self.notify_one(),
             Err(PushError::Closed(task) | PushError::Full(task)) => drop(task),
         }
     }

@@ -93,35 +93,9 @@ impl Idle {
     /// one should be woken. The caller unparks it.
     pub fn worker_to_notify(&self) -> Option<usize> {
         // SeqCst: orders the caller's push before this read of the state
-        // word (see "Why no work is stranded"); AcqRel cannot order a write
+        // word (see "Why no wake-up is lost"); AcqRel cannot order a write
         // before a later read.
         fence(SeqCst);
-        self.worker_to_notify_after_seqcst_push()
-    }
-
-    /// [`worker_to_notify`](Self::worker_to_notify) without its fence, for
-    /// a caller whose push made the work visible with a `SeqCst`
-    /// read-modify-write (the injector's; see `Shared::inject`). While a
-    /// worker searches, or none is parked, this costs one plain load.
-    ///
-    /// Why the fence is not needed then: the push's `SeqCst` RMW comes
-    /// before this `SeqCst` load of the state word in the single total
-    /// order S of `SeqCst` operations. A parking last searcher does its
-    /// `SeqCst` decrement of the state word, then a `SeqCst` fence, then
-    /// reads the queue. If this load misses the decrement, it precedes the
-    /// decrement in S; then the push precedes the searcher's fence in S,
-    /// and a read sequenced after that fence sees the push (the fence rule
-    /// of C++20 [atomics.order]). So either this load sees the searcher
-    /// gone (and a sleeper is woken) or the searcher sees the work.
-    ///
-    /// loom treats `SeqCst` accesses as `AcqRel` (only its fences are
-    /// sequentially consistent), so it cannot check this shape and would
-    /// report a lost wake-up; `loom-tests/tests/park.rs` checks the fenced
-    /// [`worker_to_notify`](Self::worker_to_notify), and the argument above
-    /// is what carries over to this one.
-    pub fn worker_to_notify_after_seqcst_push(&self) -> Option<usize> {
-        // SeqCst: see the doc comment; an Acquire load could read a state
-        // older than one an earlier `SeqCst` operation of this thread saw.
         if !self.should_notify(self.state.load(SeqCst)) {
             return None;
         }
