@@ -82,8 +82,9 @@
 //! every interval some worker looks at every ring; a push is visible to
 //! such a look after finitely many intervals. The push and the load of the
 //! watch are not fenced: a stale read costs at most one more interval, and
-//! the fence was the dearest part of a push. Timeouts are not modelled by
-//! loom, so this argument is not model-checked.
+//! the fence was the dearest part of a push. Loom does not model
+//! timeouts; `loom-tests/tests/park.rs` checks the hand-over without them
+//! (a worker that read the watch held keeps a watcher).
 //!
 //! The [`Parker`](crate::park::Parker) remembers an `unpark` that arrives
 //! before `park`, so a worker picked from the list between its check and its
