@@ -521,7 +521,14 @@ fn profile(spec: &str) {
 
 fn profile_shape<S: Shape>(executor: &str, threads: usize, iterations: usize) {
     match executor {
-        "fastexec" => profile_rt::<S, Fastexec>(threads, iterations),
+        "fastexec" => {
+            let rt = Fastexec::start(threads);
+            (0..iterations).for_each(|_| timed::<S>(|| S::run(&rt)));
+            if std::env::var_os("SHAPES_PROFILE_METRICS").is_some() {
+                eprintln!("{:?}", rt.executor().metrics());
+            }
+            rt.shutdown();
+        }
         "fastexec_spawn_after" => {
             let run = S::COMPLETIONS
                 .unwrap_or_else(|| panic!("{} has no fastexec_spawn_after variant", S::NAME));

@@ -179,7 +179,9 @@ impl Shared {
     pub(crate) fn has_visible_work(&self) -> bool {
         !self.injector.is_empty()
             || !self.overflow.is_empty()
-            || self.stealers.iter().any(|s| !s.is_empty())
+            // A lone task is its awake owner's next one (the watch covers
+            // a long poll; `idle.rs`).
+            || self.stealers.iter().any(|s| s.len() > 1)
             || self.ext.has_visible_work()
     }
 

@@ -12,21 +12,32 @@
 //! * A searcher that finds work stops searching; if it was the **last**
 //!   searcher it wakes one parked worker, because the work it found may be
 //!   the first of a burst that others should share.
-//! * Whoever makes work visible (a push to a ring or to the injector) wakes
+//! * Whoever makes work visible (a push to the injector, or a push that
+//!   leaves **two tasks or more** in a worker's LIFO slot and ring) wakes
 //!   one parked worker, but only if **no one is searching** and someone is
 //!   parked: a searcher will find the work, or wake someone when it stops.
+//!   A push that leaves its worker holding just that task wakes no one
+//!   while a watcher sleeps (see "The watch").
 //!   The woken worker starts out counted as searching, so a burst of pushes
 //!   wakes workers one at a time instead of all at once.
 //! * A worker going to sleep removes itself from the counts and enters the
 //!   list under the lock. If it was the last searcher it then checks every
-//!   queue once more and wakes a worker if it finds anything.
+//!   queue once more (rings only if they hold two tasks or more) and wakes a
+//!   worker if it finds anything.
 //!
 //! # Why no work is stranded
 //!
 //! The promise is liveness: while a task sits in a queue, some unparked
-//! worker will look at that queue again. (A sleeper may stay asleep while a
-//! busy worker still has queued work; that costs parallelism for at most
-//! the busy worker's current poll, as in tokio.)
+//! worker will look at that queue again. For a ring this holds without any
+//! wake-up: only its owner pushes to it, and the owner parks only after
+//! finding its slot and ring empty, so a non-empty ring has an awake owner
+//! that will run or lose (to a thief) every task in it. Wake-ups are what
+//! spreads spare work over the workers, and what starts work in the
+//! injector, which has no owner.
+//!
+//! (A sleeper may stay asleep while a busy worker still has queued work;
+//! that costs parallelism for at most the busy worker's current poll, as in
+//! tokio, or for a lone task, about one watch interval.)
 //!
 //! A notifier skips the wake-up only if (a) someone is searching, or (b) no
 //! worker is parked.
@@ -49,11 +60,37 @@
 //!
 //! `loom-tests/tests/park.rs` model-checks this with one and two workers.
 //!
+//! # The watch
+//!
+//! A task alone in a worker's slot and ring is run by that worker when its
+//! current poll returns; the watch bounds how long that can take when the
+//! poll is long. A worker that parks while another is unparked takes the
+//! watch if no one holds it, sleeps for at most the watch interval
+//! (`worker.rs`), gives the watch back when it wakes, and searches, taking
+//! lone tasks too. A worker that pushes a lone task skips the wake-up only
+//! if it reads the watch as held; otherwise it notifies as above.
+//!
+//! Why a lone task that waits behind a long poll is found: its worker
+//! skipped the wake-up because its `SeqCst` load read the watch held, set
+//! by some holder's take. That holder's release is later in the total
+//! order of `SeqCst` operations (a load cannot read a store that the total
+//! order puts before a later store to the same place), and so is the
+//! holder's look at the state word when it parks again, which therefore
+//! counts the pushing worker as unparked (its unparking came before its
+//! push) unless it has parked since, which it does only with an empty ring.
+//! So while the task waits, whoever parks next takes the watch again, and
+//! every interval some worker looks at every ring; a push is visible to
+//! such a look after finitely many intervals. The push and the load of the
+//! watch are not fenced: a stale read costs at most one more interval, and
+//! the fence was the dearest part of a push. Loom does not model
+//! timeouts; `loom-tests/tests/park.rs` checks the hand-over without them
+//! (a worker that read the watch held keeps a watcher).
+//!
 //! The [`Parker`](crate::park::Parker) remembers an `unpark` that arrives
 //! before `park`, so a worker picked from the list between its check and its
 //! sleep still wakes.
 
-use crate::sync::{fence, lock, AtomicUsize, Mutex, Ordering::SeqCst};
+use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Mutex, Ordering::SeqCst};
 
 /// Bits of the state word that count searching workers; the rest count
 /// unparked workers. Excludes more than 65,535 workers.
@@ -65,6 +102,9 @@ pub struct Idle {
     state: AtomicUsize,
     sleepers: Mutex<Vec<usize>>,
     workers: usize,
+    /// Whether a parked worker holds the watch: it sleeps with a bounded
+    /// timeout and looks at every queue when it wakes (module docs).
+    watch: AtomicBool,
 }
 
 fn searching(state: usize) -> usize {
@@ -86,6 +126,7 @@ impl Idle {
             state: AtomicUsize::new(workers * UNPARKED_ONE),
             sleepers: Mutex::new(Vec::with_capacity(workers)),
             workers,
+            watch: AtomicBool::new(false),
         }
     }
 
@@ -93,7 +134,7 @@ impl Idle {
     /// one should be woken. The caller unparks it.
     pub fn worker_to_notify(&self) -> Option<usize> {
         // SeqCst: orders the caller's push before this read of the state
-        // word (see "Why no wake-up is lost"); AcqRel cannot order a write
+        // word (see "Why no work is stranded"); AcqRel cannot order a write
         // before a later read.
         fence(SeqCst);
         if !self.should_notify(self.state.load(SeqCst)) {
@@ -109,6 +150,36 @@ impl Idle {
         // anyone else decides whether to notify.
         self.state.fetch_add(UNPARKED_ONE | 1, SeqCst);
         Some(index)
+    }
+
+    /// Whether a parked worker holds the watch (see "The watch"). A plain
+    /// load on x86: no fence, unlike [`worker_to_notify`](Self::worker_to_notify).
+    pub fn is_watched(&self) -> bool {
+        // SeqCst: read before the holder's release of the watch in the total
+        // order, and so before its next look at the state word (module docs).
+        self.watch.load(SeqCst)
+    }
+
+    /// Takes the watch, if some worker is unparked to be watched and no one
+    /// holds it. The caller has already left the unparked count; it then
+    /// sleeps for at most the watch interval (`worker.rs`) and calls [`release_watch`](Self::release_watch) when it wakes,
+    /// before it looks for work.
+    pub fn try_take_watch(&self) -> bool {
+        // SeqCst: this read must see every worker that read the watch held
+        // before the previous holder released it (module docs).
+        if unparked(self.state.load(SeqCst)) == 0 {
+            return false;
+        }
+        // SeqCst: the same total order.
+        self.watch
+            .compare_exchange(false, true, SeqCst, SeqCst)
+            .is_ok()
+    }
+
+    /// Gives the watch back (on waking, before looking for work).
+    pub fn release_watch(&self) {
+        // SeqCst: the same total order.
+        self.watch.store(false, SeqCst);
     }
 
     fn should_notify(&self, state: usize) -> bool {

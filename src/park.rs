@@ -13,6 +13,11 @@
 //! Several `unpark`s collapse into one, which is all the executor needs: a
 //! woken thread re-checks everything before it parks again.
 //!
+//! Workers park with a timeout in two roles (`worker.rs`): the timer holder
+//! sleeps until the nearest timer deadline, and the watcher (`idle.rs`)
+//! for at most the watch interval; either way it looks at every queue when
+//! it wakes, as after an `unpark`.
+//!
 //! The sleeper blocks on a condition variable under a mutex; `unpark` takes
 //! the same mutex (briefly, and only when the state was `PARKED`) before
 //! signalling, so the signal cannot fall between the sleeper's check of the

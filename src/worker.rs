@@ -37,7 +37,36 @@
 //! fire), so work posted from outside starts even while local tasks keep
 //! waking each other; then the LIFO slot, the local ring, a batch from the
 //! overflow queue, a batch from the injector, and finally stealing half of
-//! another worker's ring (then the injector and overflow queue once more).
+//! another worker's ring that holds two tasks or more (then the injector
+//! and overflow queue once more).
+//!
+//! # Waking another worker
+//!
+//! A worker that queues a task on itself (a spawn, a wake into the LIFO
+//! slot, a yield) wakes a parked worker only when it now holds **spare
+//! work**: two tasks or more in its slot and ring together. A task alone
+//! there is the one this worker runs as soon as the running task's poll
+//! returns; a sleeper woken for it could only steal it, and a chain of
+//! spawns (each task spawning the next) or a narrow wavefront of a task
+//! graph would then move from core to core on every link, dragging the
+//! task headers and the tasks' data along. For the same reason searchers,
+//! and the last searcher's final look before parking, pass over a ring
+//! that holds a single task. Work from outside (the injector) still wakes a
+//! worker on every push (`executor.rs`).
+//!
+//! The price is latency when the running task's poll is long: a task it
+//! spawned alone waits for that poll to end (and for at most
+//! [`MAX_LIFO_STREAK`] LIFO-slot tasks after it). **The watch** bounds the
+//! wait: while some worker is awake, one parked worker, the watcher, sleeps
+//! at most [`WATCH_INTERVAL`], and its next search may take a task that is
+//! alone in its ring. A push that finds no watcher wakes a sleeper as
+//! before. So a task spawned by a task that then blocks or computes for
+//! long is picked up by an idle worker within about one watch interval
+//! (tokio's LIFO slot, the same trade, has no such bound: its task waits
+//! for the poll to end). The watcher costs one wake-up per interval while
+//! one worker is busy and another idle; an executor with every worker
+//! asleep has no watcher. `idle.rs` has the argument that nothing is
+//! stranded.
 //!
 //! # Shutdown
 //!
@@ -50,6 +79,7 @@
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use crate::context;
 use crate::executor::Shared;
@@ -66,6 +96,10 @@ pub(crate) const GLOBAL_INTERVAL: u32 = 61;
 /// LIFO-slot tasks run in a row before the ring gets a turn.
 pub(crate) const MAX_LIFO_STREAK: u32 = 3;
 
+/// How long the watcher sleeps before it looks at every queue again: the
+/// longest a task queued alone behind a long poll waits for an idle worker.
+pub(crate) const WATCH_INTERVAL: Duration = Duration::from_millis(1);
+
 /// One worker's own state. Lives in its thread's thread-local state.
 pub(crate) struct Worker {
     shared: Arc<Shared>,
@@ -75,6 +109,9 @@ pub(crate) struct Worker {
     lifo_streak: Cell<u32>,
     tick: Cell<u32>,
     searching: Cell<bool>,
+    /// Set by a watch that timed out: this search may take a task that is
+    /// alone in its ring (see "Waking another worker").
+    takes_lone_tasks: Cell<bool>,
     parker: Parker,
     rng: Cell<u32>,
     /// This worker's metrics, on their own cache line (`metrics.rs`).
@@ -97,6 +134,7 @@ impl Worker {
             lifo_streak: Cell::new(0),
             tick: Cell::new(0),
             searching: Cell::new(false),
+            takes_lone_tasks: Cell::new(false),
             parker,
             // Any odd seed works for xorshift; spread workers apart.
             rng: Cell::new((index as u32).wrapping_mul(0x9E37_79B9) | 1),
@@ -122,11 +160,31 @@ impl Worker {
     /// Queues a newly spawned task at the back of the ring.
     pub(crate) fn push_new(&self, task: Runnable) {
         self.local.push_back(task, &*self.shared);
+        self.notify_after_push();
+    }
+
+    /// Wakes another worker if this one now holds more than the task it
+    /// will run next, or if it holds just that one and no watcher sleeps
+    /// (see "Waking another worker" in the module docs).
+    #[inline]
+    fn notify_after_push(&self) {
         // A lone worker has no one to wake: it is awake, pushing. Skipping
         // the check skips its `SeqCst` fence, the dearest step of a push.
-        if self.shared.workers() > 1 {
+        if self.shared.workers() == 1 {
+            return;
+        }
+        if self.holds_spare_work() || !self.shared.idle().is_watched() {
             self.shared.notify_one();
         }
+    }
+
+    /// Whether the slot and ring hold two tasks or more. Only the owner
+    /// pushes, so a thief can only make this stale towards `false`.
+    fn holds_spare_work(&self) -> bool {
+        let slot = self.lifo.take();
+        let in_slot = usize::from(slot.is_some());
+        self.lifo.set(slot);
+        in_slot + self.local.len() > 1
     }
 
     /// Queues a woken task: into the LIFO slot, unless it woke itself or the
@@ -136,12 +194,16 @@ impl Worker {
     /// awaiter at once would make a task that awaits many handles in turn
     /// (fan-in) run once per completion, each time to find the next handle
     /// not ready; behind the queued work it finds most of them ready.
+    #[inline]
     pub(crate) fn schedule_woken(&self, task: Runnable, woke_itself: bool) {
         if woke_itself || context::running_task_completed() {
             self.push_new(task);
-        } else if let Some(previous) = self.lifo.replace(Some(task)) {
-            self.push_new(previous);
+            return;
         }
+        if let Some(previous) = self.lifo.replace(Some(task)) {
+            self.local.push_back(previous, &*self.shared);
+        }
+        self.notify_after_push();
     }
 
     /// The search order, in one place (see the module docs).
@@ -245,9 +307,16 @@ impl Worker {
         let n = stealers.len();
         let start = self.next_random() as usize % n;
         let before = self.local.len();
+        // A task alone in its ring is the one its (awake) owner runs next;
+        // taking it would only move that owner's work to another core.
+        let least = if self.takes_lone_tasks.replace(false) {
+            1
+        } else {
+            2
+        };
         let stolen = (0..n)
             .map(|i| (start + i) % n)
-            .filter(|&victim| victim != self.index)
+            .filter(|&victim| victim != self.index && stealers[victim].len() >= least)
             .find_map(|victim| stealers[victim].steal_into(&self.local));
         if stolen.is_some() {
             // The one returned plus those that landed in the ring.
@@ -297,13 +366,20 @@ impl Worker {
         }
         self.counters.0.parks.add(1);
         let holds_timers = self.shared.try_take_timer_role(self.index);
+        let watches = self.shared.workers() > 1 && idle.try_take_watch();
         if !self.shared.is_shutdown() {
-            match self.timeout_for_timers(holds_timers) {
+            match self.park_timeout(holds_timers, watches) {
                 Some(timeout) => {
                     self.parker.park_timeout(timeout);
                 }
                 None => self.parker.park(),
             }
+        }
+        if watches {
+            idle.release_watch();
+            // Its next search takes a lone task too: one still queued after
+            // a whole watch interval waits behind a long poll.
+            self.takes_lone_tasks.set(true);
         }
         if idle.transition_from_parked(self.index) {
             self.searching.set(true);
@@ -314,13 +390,19 @@ impl Worker {
         }
     }
 
-    /// How long the timer holder may sleep; `None` for an unbounded park.
-    fn timeout_for_timers(&self, holds_timers: bool) -> Option<std::time::Duration> {
-        if !holds_timers {
-            return None;
+    /// How long this worker may sleep; `None` for an unbounded park.
+    fn park_timeout(&self, holds_timers: bool, watches: bool) -> Option<Duration> {
+        let watch = watches.then_some(WATCH_INTERVAL);
+        let timers = if holds_timers {
+            self.shared.timers().next_deadline()
+        } else {
+            None
+        };
+        let timers = timers.map(|deadline| deadline.saturating_duration_since(Instant::now()));
+        match (watch, timers) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
-        let deadline = self.shared.timers().next_deadline()?;
-        Some(deadline.saturating_duration_since(std::time::Instant::now()))
     }
 
     /// The worker thread's main loop.

@@ -10,8 +10,9 @@ mod support;
 use std::collections::HashSet;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, ThreadId};
+use std::time::Instant;
 
-use fastexec::spawn;
+use fastexec::{spawn, Executor};
 use support::{executor, with_timeout, Rendezvous, TIMEOUT};
 
 /// Two tasks spawned from one task each wait at a two-party barrier: they
@@ -41,6 +42,96 @@ fn two_children_of_one_task_run_concurrently() {
         assert!(results.iter().all(|(met, _)| *met), "barrier not reached");
         assert_ne!(results[0].1, results[1].1);
     })
+}
+
+/// Spins (bounded by [`TIMEOUT`]) until a worker other than the caller's
+/// has gone to sleep, so that a spawn that follows finds it parked.
+fn other_worker_parked(ex: &Executor) -> bool {
+    let parks = ex.metrics().parks;
+    let deadline = Instant::now() + TIMEOUT;
+    while ex.metrics().parks == parks {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::hint::spin_loop();
+    }
+    true
+}
+
+/// A flag a task raises once and a thread can block or spin on.
+#[derive(Default)]
+struct Flag(Mutex<bool>, Condvar);
+
+impl Flag {
+    fn raise(&self) {
+        *self.0.lock().unwrap() = true;
+        self.1.notify_all();
+    }
+
+    fn is_raised(&self) -> bool {
+        *self.0.lock().unwrap()
+    }
+
+    /// Blocks until raised; `false` if not within [`TIMEOUT`].
+    fn wait(&self) -> bool {
+        let raised = self.0.lock().unwrap();
+        let (raised, _) = self.1.wait_timeout_while(raised, TIMEOUT, |r| !*r).unwrap();
+        *raised
+    }
+}
+
+/// On two workers, once the other one sleeps, a task spawns one child and
+/// then keeps its thread until `hold` returns (given the flag the child
+/// raises when it runs). Returns what `hold` returned, and whether the
+/// child ran on a thread other than its spawner's.
+fn spawn_lone_child_then_hold(hold: fn(&Flag) -> bool) -> (bool, bool) {
+    with_timeout(move || {
+        let ex = Arc::new(executor(2));
+        let handle = ex.clone();
+        ex.block_on(async {
+            spawn(async move {
+                assert!(other_worker_parked(&handle), "the other worker never slept");
+                let ran = Arc::new(Flag::default());
+                let flag = ran.clone();
+                let child = spawn(async move {
+                    flag.raise();
+                    thread::current().id()
+                });
+                let held = hold(&ran);
+                let spawner = thread::current().id();
+                (held, child.await.unwrap() != spawner)
+            })
+            .await
+            .unwrap()
+        })
+    })
+}
+
+/// A task spawned alone, by a task that then blocks its worker until the
+/// child has run, still runs, on the other worker, which was asleep: the
+/// spawner wakes nobody when a watcher sleeps (it expects to run its lone
+/// child next itself), and the watcher's next look finds the child
+/// (`idle.rs`); with no watcher, the spawn wakes the sleeper.
+#[test]
+fn lone_child_of_a_blocked_task_runs_on_the_other_worker() {
+    let (ran, elsewhere) = spawn_lone_child_then_hold(Flag::wait);
+    assert!(ran, "the lone child did not run while its spawner blocked");
+    assert!(elsewhere);
+}
+
+/// The same with a spawner that spins (bounded by [`TIMEOUT`]) instead of
+/// blocking: its poll does not end until the child has run elsewhere.
+#[test]
+fn lone_child_of_a_busy_task_runs_on_the_other_worker() {
+    let (ran, elsewhere) = spawn_lone_child_then_hold(|ran| {
+        let deadline = Instant::now() + TIMEOUT;
+        while !ran.is_raised() && Instant::now() < deadline {
+            std::hint::spin_loop();
+        }
+        ran.is_raised()
+    });
+    assert!(ran, "the lone child waited for its spawner's poll");
+    assert!(elsewhere);
 }
 
 /// The same for two tasks posted from outside the executor.

@@ -135,3 +135,50 @@ fn no_stranded_work_one_worker() {
 fn no_stranded_work_two_workers() {
     loom::model(|| model(2, 2));
 }
+
+/// The watch (`idle.rs`): a worker woken for outside work reads the watch
+/// (as a push that leaves it one task does) while the other worker parks,
+/// takes the watch if someone is awake, gives it back on waking and parks
+/// again. If the woken worker read the watch held (and so skipped its
+/// wake-up), the watcher's second park must still count it as awake, and
+/// so take the watch again: a lone task keeps a watcher. (Each transition
+/// here takes the sleepers' lock, which orders them, so this checks the
+/// hand-over, not the orderings; it fails if `release_watch` keeps the
+/// watch.)
+#[test]
+fn skipped_wake_keeps_a_watcher() {
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(2));
+        // Worker 0 went to sleep earlier; worker 1 is about to.
+        assert!(!idle.transition_to_parked(0, false));
+        let woken = {
+            let idle = idle.clone();
+            // An outside push wakes a worker; if that is worker 0, it then
+            // queues a lone task and reads the watch.
+            thread::spawn(move || match idle.worker_to_notify() {
+                Some(0) => Some(idle.is_watched()),
+                _ => None,
+            })
+        };
+        let retook = {
+            let idle = idle.clone();
+            thread::spawn(move || {
+                let _ = idle.transition_to_parked(1, false);
+                if !idle.try_take_watch() {
+                    return None;
+                }
+                // Timed out (a timeout is not modelled: it just returns).
+                idle.release_watch();
+                let _ = idle.transition_from_parked(1);
+                let _ = idle.transition_to_parked(1, false);
+                Some(idle.try_take_watch())
+            })
+        };
+        let read_held = woken.join().unwrap() == Some(true);
+        let retook = retook.join().unwrap();
+        assert!(
+            !read_held || retook == Some(true),
+            "a wake-up was skipped for a watcher that then stopped watching"
+        );
+    });
+}

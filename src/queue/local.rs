@@ -261,11 +261,6 @@ impl<T> Steal<T> {
         self.0.len() as usize
     }
 
-    /// Whether the victim's ring looked empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Steals half of the victim's items (rounded up) into `dst`, returning
     /// one of them to run at once. `dst` must have room for half a ring.
     pub fn steal_into(&self, dst: &Local<T>) -> Option<T> {
