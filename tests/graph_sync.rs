@@ -1,6 +1,7 @@
 //! Sync bodies (`Task::sync`): outputs and inputs, mixing with async
 //! bodies, failures and their propagation, panics, retries, timeouts,
-//! fail-fast, subflows and the report.
+//! fail-fast, cancel, pause and stop while a body runs, subflows and the
+//! report.
 
 mod support;
 
@@ -9,9 +10,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fastexec::graph::{
-    AttemptOutcome, CancelReason, Graph, Inputs, Report, Task, TaskError, TaskState,
+    AttemptOutcome, CancelReason, Graph, GraphError, Inputs, Report, SchedulerConfig, Task,
+    TaskError, TaskState,
 };
-use support::within;
+use support::{within, Gate};
 
 const N: usize = 12;
 
@@ -286,4 +288,239 @@ fn many_sync_tasks_run_once_each_on_several_workers() {
     let report = within(60, move || ex.block_on(g.run()));
     assert_eq!(ran.load(Ordering::Relaxed), 5_000);
     assert_eq!(report.count(TaskState::Completed), 5_000);
+}
+
+#[test]
+fn a_panic_or_failure_leaves_nothing_of_its_inputs_to_the_next_sync_body_of_the_runner() {
+    // One worker, one runner: every body borrows the same reused inputs.
+    // "p" fetches its ids and panics, "e" fails; the bodies after them must
+    // see their own id, attempt and dependencies, not the last ones'.
+    let mut g = Graph::<String>::new();
+    g.add(Task::sync("a", |_| Ok("a".into()))).unwrap();
+    g.add(
+        Task::sync("p", |inp| {
+            assert_eq!(inp.task_id().as_str(), "p");
+            panic!("p after {}", &inp["a"])
+        })
+        .after(["a"]),
+    )
+    .unwrap();
+    g.add(
+        Task::sync("e", |inp| Err(format!("{} failed", inp.task_id()).into()))
+            .after(["a"])
+            .retries(1),
+    )
+    .unwrap();
+    let describe = |inp: &Inputs<String>| {
+        let deps: Vec<String> = inp.iter().map(|(id, out)| format!("{id}={out}")).collect();
+        Ok(format!(
+            "{}#{}[{}]",
+            inp.task_id(),
+            inp.attempt(),
+            deps.join(",")
+        ))
+    };
+    g.add(Task::sync("lone", describe)).unwrap();
+    g.add(Task::sync("after-a", describe).after(["a"])).unwrap();
+    g.add(Task::sync("after-lone", describe).after(["lone", "a"]))
+        .unwrap();
+    let ex = support::executor(1);
+    let report = within(60, move || ex.block_on(g.run()));
+    let p = report.task("p").unwrap();
+    assert!(matches!(&p.error, Some(TaskError::Panicked(m)) if m == "p after a"));
+    let e = report.task("e").unwrap();
+    assert_eq!(e.attempts, 2);
+    assert!(matches!(&e.error, Some(TaskError::Failed(m)) if m.to_string() == "e failed"));
+    assert_eq!(report.output("lone").unwrap(), "lone#1[]");
+    assert_eq!(report.output("after-a").unwrap(), "after-a#1[a=a]");
+    assert_eq!(
+        report.output("after-lone").unwrap(),
+        "after-lone#1[lone=lone#1[],a=a]"
+    );
+}
+
+#[test]
+fn fail_fast_stops_the_rest_of_a_batch_of_sync_bodies_from_being_called() {
+    // One worker: the runner takes the fan in one batch. Its first body
+    // panics; no other body of the batch may be called after that.
+    let called = Arc::new(AtomicU32::new(0));
+    let mut g = Graph::<u32>::new();
+    g.fail_fast(true);
+    g.add(Task::sync("root", |_| Ok(0))).unwrap();
+    for n in 0..20u32 {
+        let called = Arc::clone(&called);
+        let body = move |_: &Inputs<u32>| {
+            called.fetch_add(1, Ordering::SeqCst);
+            if n == 0 {
+                panic!("first of the batch")
+            }
+            Ok(n)
+        };
+        g.add(Task::sync(format!("t{n}"), body).after(["root"]))
+            .unwrap();
+    }
+    let ex = support::executor(1);
+    let report = within(60, move || ex.block_on(g.run()));
+    assert_eq!(called.load(Ordering::SeqCst), 1, "{report}");
+    assert_eq!(report.task("t0").unwrap().state, TaskState::Failed);
+    let t1 = report.task("t1").unwrap();
+    assert_eq!(t1.state, TaskState::Cancelled);
+    assert!(matches!(
+        &t1.error,
+        Some(TaskError::Cancelled(CancelReason::FailFast(root))) if root.as_str() == "t0"
+    ));
+}
+
+/// A sync task that opens `started`, then blocks its worker until
+/// `release` opens, then returns `output`; counts its calls in `calls`.
+fn blocking(
+    id: &str,
+    (started, release): (&Gate, &Gate),
+    calls: &Arc<AtomicU32>,
+    output: Result<u32, &'static str>,
+) -> Task<u32> {
+    let (started, release, calls) = (started.clone(), release.clone(), Arc::clone(calls));
+    Task::sync(id, move |_| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        started.open();
+        release.wait_blocking();
+        output.map_err(Into::into)
+    })
+}
+
+/// A sync task after `dep` that counts its calls in `calls`.
+fn counted_after(id: &str, dep: &str, calls: &Arc<AtomicU32>) -> Task<u32> {
+    let calls = Arc::clone(calls);
+    let body = move |_: &Inputs<u32>| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        Ok(2)
+    };
+    Task::sync(id, body).after([dep])
+}
+
+/// Runs `steer` on an executor of four workers (one for the blocked body,
+/// others for the test) and returns its result once the executor is gone:
+/// every runner has then recorded what its bodies returned.
+fn steer<R: Send + 'static>(steer: impl std::future::Future<Output = R> + Send + 'static) -> R {
+    within(60, move || {
+        let ex = support::executor(4);
+        let r = ex.block_on(steer);
+        drop(ex);
+        r
+    })
+}
+
+#[test]
+fn a_cancel_while_a_sync_body_runs_ends_the_task_at_once_and_drops_its_output() {
+    let (started, release) = (Gate::new(), Gate::new());
+    let (slow_calls, child_calls) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let mut g = Graph::<u32>::new();
+    g.add(blocking("slow", (&started, &release), &slow_calls, Ok(1)).retries(2))
+        .unwrap();
+    g.add(counted_after("child", "slow", &child_calls)).unwrap();
+    let report = steer(async move {
+        let run = g.start();
+        started.wait().await;
+        run.cancel("slow").unwrap();
+        // Ended while its body still runs: waiters need not wait for it.
+        assert_eq!(run.state("slow"), Some(TaskState::Cancelled));
+        assert_eq!(run.state("child"), Some(TaskState::Cancelled));
+        let waited = run.wait("slow").await;
+        assert!(matches!(waited, Err(GraphError::TaskFailed { .. })));
+        release.open();
+        run.wait_all().await
+    });
+    let slow = report.task("slow").unwrap();
+    assert_eq!((slow.state, slow.attempts), (TaskState::Cancelled, 1));
+    assert!(matches!(
+        slow.error,
+        Some(TaskError::Cancelled(CancelReason::Requested))
+    ));
+    assert_eq!(report.output("slow"), None, "the late output is dropped");
+    assert_eq!(slow_calls.load(Ordering::SeqCst), 1, "no retry");
+    assert_eq!(child_calls.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_pause_while_a_sync_body_runs_lets_it_complete_within_the_pause_timeout() {
+    let (started, release) = (Gate::new(), Gate::new());
+    let (slow_calls, child_calls) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let config = SchedulerConfig::new().with_pause_timeout(Duration::from_secs(30));
+    let mut g = Graph::<u32>::with_config(config);
+    g.add(blocking("slow", (&started, &release), &slow_calls, Ok(1)))
+        .unwrap();
+    g.add(counted_after("child", "slow", &child_calls)).unwrap();
+    let report = steer(async move {
+        let run = g.start();
+        started.wait().await;
+        let mut pause = std::pin::pin!(run.pause("slow"));
+        // The request is made in the first poll; no checkpoint can answer it.
+        assert!(futures::poll!(pause.as_mut()).is_pending());
+        assert_eq!(run.state("slow"), Some(TaskState::Running));
+        release.open();
+        pause.await.expect("completing answers the pause request");
+        run.wait_all().await
+    });
+    assert!(report.is_success(), "{report}");
+    assert_eq!(report.output("slow"), Some(&1));
+    assert_eq!(report.output("child"), Some(&2));
+    assert_eq!(child_calls.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_pause_a_sync_body_outlasts_cancels_it_as_timed_out_and_drops_its_output() {
+    let timeout = Duration::from_millis(20);
+    let (started, release) = (Gate::new(), Gate::new());
+    let (slow_calls, child_calls) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let mut g = Graph::<u32>::with_config(SchedulerConfig::new().with_pause_timeout(timeout));
+    g.add(blocking("slow", (&started, &release), &slow_calls, Ok(1)))
+        .unwrap();
+    g.add(counted_after("child", "slow", &child_calls)).unwrap();
+    let report = steer(async move {
+        let run = g.start();
+        started.wait().await;
+        // The body is held until the pause has timed out.
+        let paused = run.pause("slow").await;
+        assert!(
+            matches!(paused, Err(GraphError::PauseTimedOut { timeout: t, .. }) if t == timeout),
+            "{paused:?}"
+        );
+        release.open();
+        run.wait_all().await
+    });
+    let slow = report.task("slow").unwrap();
+    assert_eq!(slow.state, TaskState::Cancelled);
+    assert!(matches!(slow.error, Some(TaskError::TimedOut(t)) if t == timeout));
+    assert_eq!(report.output("slow"), None);
+    assert_eq!(child_calls.load(Ordering::SeqCst), 0);
+    assert_eq!(report.task("child").unwrap().state, TaskState::Cancelled);
+}
+
+#[test]
+fn a_stop_while_a_sync_body_runs_lets_it_finish_without_a_retry() {
+    let (started, release) = (Gate::new(), Gate::new());
+    let (slow_calls, child_calls) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let mut g = Graph::<u32>::new();
+    let failing = blocking("slow", (&started, &release), &slow_calls, Err("late"));
+    g.add(failing.retries(3)).unwrap();
+    g.add(counted_after("child", "slow", &child_calls)).unwrap();
+    let report = steer(async move {
+        let run = g.start();
+        started.wait().await;
+        run.stop();
+        assert_eq!(run.state("slow"), Some(TaskState::Running));
+        assert_eq!(run.state("child"), Some(TaskState::Cancelled));
+        release.open();
+        run.wait_all().await
+    });
+    let slow = report.task("slow").unwrap();
+    assert_eq!((slow.state, slow.attempts), (TaskState::Failed, 1));
+    assert!(matches!(&slow.error, Some(TaskError::Failed(e)) if e.to_string() == "late"));
+    assert_eq!(slow_calls.load(Ordering::SeqCst), 1);
+    let child = report.task("child").unwrap();
+    assert!(matches!(
+        child.error,
+        Some(TaskError::Cancelled(CancelReason::Stopped))
+    ));
+    assert_eq!(child_calls.load(Ordering::SeqCst), 0);
 }
