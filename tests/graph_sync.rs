@@ -425,6 +425,7 @@ fn a_cancel_while_a_sync_body_runs_ends_the_task_at_once_and_drops_its_output() 
         // Ended while its body still runs: waiters need not wait for it.
         assert_eq!(run.state("slow"), Some(TaskState::Cancelled));
         assert_eq!(run.state("child"), Some(TaskState::Cancelled));
+        assert!(run.is_finished(), "the run ends without the body");
         let waited = run.wait("slow").await;
         assert!(matches!(waited, Err(GraphError::TaskFailed { .. })));
         release.open();

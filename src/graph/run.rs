@@ -774,8 +774,9 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
 
     /// Cancels a task and, transitively, its dependents. A running task's
     /// future is dropped at its next suspension point (a paused one at
-    /// once). Cancelling a finished (or already cancelled) task does
-    /// nothing: cancel is idempotent.
+    /// once); a running sync body ([`Task::sync`]) runs on to its return,
+    /// and what it returns is dropped. Cancelling a finished (or already
+    /// cancelled) task does nothing: cancel is idempotent.
     pub fn cancel(&self, id: &str) -> Result<(), GraphError> {
         let fx = {
             let mut core = self.shared.lock();

@@ -211,8 +211,10 @@ impl<T: Send + Sync + 'static> Task<T> {
     ///   returns after its time limit counts as timed out
     ///   ([`TaskError::TimedOut`](super::TaskError::TimedOut), retried if
     ///   retries remain) and its output is dropped;
-    /// - a cancel of a running sync task takes effect when it returns (its
-    ///   output is dropped);
+    /// - a cancel cannot stop it either: the task is cancelled at once (its
+    ///   state, its dependents, anyone waiting on it, and the run, which may
+    ///   end meanwhile), while the call runs on to its return and what it
+    ///   returns is dropped;
     /// - it has no checkpoint ([`Inputs::checkpoint`] is async), so a
     ///   [`pause`](super::RunHandle::pause) requested while it runs does
     ///   not pause it: it completes if it returns within the pause timeout,
