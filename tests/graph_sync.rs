@@ -13,13 +13,9 @@ use fastexec::graph::{
     AttemptOutcome, CancelReason, Graph, GraphError, Inputs, Report, SchedulerConfig, Task,
     TaskError, TaskState,
 };
-use support::{within, Gate};
+use support::{cell, lattice_deps, within, Gate};
 
 const N: usize = 12;
-
-fn cell(r: usize, c: usize) -> String {
-    format!("{r},{c}")
-}
 
 /// An N×N lattice of sync bodies where (r, c) depends on (r-1, c) and
 /// (r, c-1) and outputs the number of monotone paths from (0, 0) to it.
@@ -27,13 +23,9 @@ fn paths_lattice() -> Graph<u64> {
     let mut tasks = Vec::new();
     for r in 0..N {
         for c in 0..N {
-            let deps = [
-                (r > 0).then(|| cell(r - 1, c)),
-                (c > 0).then(|| cell(r, c - 1)),
-            ];
             tasks.push(
                 Task::sync(cell(r, c), |inp| Ok(inp.values().sum::<u64>().max(1)))
-                    .after(deps.into_iter().flatten()),
+                    .after(lattice_deps(r, c)),
             );
         }
     }
@@ -242,12 +234,17 @@ fn fail_fast_cancels_the_rest_after_a_sync_failure() {
     }))
     .unwrap();
     let report = within(60, || g.run_blocking());
-    assert_eq!(report.task("bad").unwrap().state, TaskState::Failed);
-    let waiting = report.task("waiting").unwrap();
-    assert_eq!(waiting.state, TaskState::Cancelled);
+    assert_failed_fast(&report, "bad", "waiting");
+}
+
+/// Task `failed` failed and, fail-fast, `cancelled` was cancelled for it.
+fn assert_failed_fast<T>(report: &Report<T>, failed: &str, cancelled: &str) {
+    assert_eq!(report.task(failed).unwrap().state, TaskState::Failed);
+    let t = report.task(cancelled).unwrap();
+    assert_eq!(t.state, TaskState::Cancelled);
     assert!(matches!(
-        &waiting.error,
-        Some(TaskError::Cancelled(CancelReason::FailFast(root))) if root.as_str() == "bad"
+        &t.error,
+        Some(TaskError::Cancelled(CancelReason::FailFast(root))) if root.as_str() == failed
     ));
 }
 
@@ -362,13 +359,7 @@ fn fail_fast_stops_the_rest_of_a_batch_of_sync_bodies_from_being_called() {
     let ex = support::executor(1);
     let report = within(60, move || ex.block_on(g.run()));
     assert_eq!(called.load(Ordering::SeqCst), 1, "{report}");
-    assert_eq!(report.task("t0").unwrap().state, TaskState::Failed);
-    let t1 = report.task("t1").unwrap();
-    assert_eq!(t1.state, TaskState::Cancelled);
-    assert!(matches!(
-        &t1.error,
-        Some(TaskError::Cancelled(CancelReason::FailFast(root))) if root.as_str() == "t0"
-    ));
+    assert_failed_fast(&report, "t0", "t1");
 }
 
 /// A sync task that opens `started`, then blocks its worker until
@@ -398,6 +389,37 @@ fn counted_after(id: &str, dep: &str, calls: &Arc<AtomicU32>) -> Task<u32> {
     Task::sync(id, body).after([dep])
 }
 
+/// A graph of "slow", a sync task that blocks its worker (see [`blocking`])
+/// and may retry `retries` times, and "child", after it; with the gates
+/// and each one's count of calls.
+struct SlowAndChild {
+    g: Graph<u32>,
+    started: Gate,
+    release: Gate,
+    slow_calls: Arc<AtomicU32>,
+    child_calls: Arc<AtomicU32>,
+}
+
+fn slow_and_child(
+    config: SchedulerConfig,
+    output: Result<u32, &'static str>,
+    retries: u32,
+) -> SlowAndChild {
+    let (started, release) = (Gate::new(), Gate::new());
+    let (slow_calls, child_calls) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let mut g = Graph::<u32>::with_config(config);
+    let slow = blocking("slow", (&started, &release), &slow_calls, output);
+    g.add(slow.retries(retries)).unwrap();
+    g.add(counted_after("child", "slow", &child_calls)).unwrap();
+    SlowAndChild {
+        g,
+        started,
+        release,
+        slow_calls,
+        child_calls,
+    }
+}
+
 /// Runs `steer` on an executor of four workers (one for the blocked body,
 /// others for the test) and returns its result once the executor is gone:
 /// every runner has then recorded what its bodies returned.
@@ -412,12 +434,13 @@ fn steer<R: Send + 'static>(steer: impl std::future::Future<Output = R> + Send +
 
 #[test]
 fn a_cancel_while_a_sync_body_runs_ends_the_task_at_once_and_drops_its_output() {
-    let (started, release) = (Gate::new(), Gate::new());
-    let (slow_calls, child_calls) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
-    let mut g = Graph::<u32>::new();
-    g.add(blocking("slow", (&started, &release), &slow_calls, Ok(1)).retries(2))
-        .unwrap();
-    g.add(counted_after("child", "slow", &child_calls)).unwrap();
+    let SlowAndChild {
+        g,
+        started,
+        release,
+        slow_calls,
+        child_calls,
+    } = slow_and_child(SchedulerConfig::new(), Ok(1), 2);
     let report = steer(async move {
         let run = g.start();
         started.wait().await;
@@ -444,13 +467,17 @@ fn a_cancel_while_a_sync_body_runs_ends_the_task_at_once_and_drops_its_output() 
 
 #[test]
 fn a_pause_while_a_sync_body_runs_lets_it_complete_within_the_pause_timeout() {
-    let (started, release) = (Gate::new(), Gate::new());
-    let (slow_calls, child_calls) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
-    let config = SchedulerConfig::new().with_pause_timeout(Duration::from_secs(30));
-    let mut g = Graph::<u32>::with_config(config);
-    g.add(blocking("slow", (&started, &release), &slow_calls, Ok(1)))
-        .unwrap();
-    g.add(counted_after("child", "slow", &child_calls)).unwrap();
+    let SlowAndChild {
+        g,
+        started,
+        release,
+        slow_calls,
+        child_calls,
+    } = slow_and_child(
+        SchedulerConfig::new().with_pause_timeout(Duration::from_secs(30)),
+        Ok(1),
+        0,
+    );
     let report = steer(async move {
         let run = g.start();
         started.wait().await;
@@ -466,17 +493,19 @@ fn a_pause_while_a_sync_body_runs_lets_it_complete_within_the_pause_timeout() {
     assert_eq!(report.output("slow"), Some(&1));
     assert_eq!(report.output("child"), Some(&2));
     assert_eq!(child_calls.load(Ordering::SeqCst), 1);
+    assert_eq!(slow_calls.load(Ordering::SeqCst), 1);
 }
 
 #[test]
 fn a_pause_a_sync_body_outlasts_cancels_it_as_timed_out_and_drops_its_output() {
     let timeout = Duration::from_millis(20);
-    let (started, release) = (Gate::new(), Gate::new());
-    let (slow_calls, child_calls) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
-    let mut g = Graph::<u32>::with_config(SchedulerConfig::new().with_pause_timeout(timeout));
-    g.add(blocking("slow", (&started, &release), &slow_calls, Ok(1)))
-        .unwrap();
-    g.add(counted_after("child", "slow", &child_calls)).unwrap();
+    let SlowAndChild {
+        g,
+        started,
+        release,
+        slow_calls,
+        child_calls,
+    } = slow_and_child(SchedulerConfig::new().with_pause_timeout(timeout), Ok(1), 0);
     let report = steer(async move {
         let run = g.start();
         started.wait().await;
@@ -494,17 +523,19 @@ fn a_pause_a_sync_body_outlasts_cancels_it_as_timed_out_and_drops_its_output() {
     assert!(matches!(slow.error, Some(TaskError::TimedOut(t)) if t == timeout));
     assert_eq!(report.output("slow"), None);
     assert_eq!(child_calls.load(Ordering::SeqCst), 0);
+    assert_eq!(slow_calls.load(Ordering::SeqCst), 1);
     assert_eq!(report.task("child").unwrap().state, TaskState::Cancelled);
 }
 
 #[test]
 fn a_stop_while_a_sync_body_runs_lets_it_finish_without_a_retry() {
-    let (started, release) = (Gate::new(), Gate::new());
-    let (slow_calls, child_calls) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
-    let mut g = Graph::<u32>::new();
-    let failing = blocking("slow", (&started, &release), &slow_calls, Err("late"));
-    g.add(failing.retries(3)).unwrap();
-    g.add(counted_after("child", "slow", &child_calls)).unwrap();
+    let SlowAndChild {
+        g,
+        started,
+        release,
+        slow_calls,
+        child_calls,
+    } = slow_and_child(SchedulerConfig::new(), Err("late"), 3);
     let report = steer(async move {
         let run = g.start();
         started.wait().await;
