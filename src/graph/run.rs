@@ -323,12 +323,12 @@ struct Batch<T> {
     /// Where each body makes its future (see [`Body`]); it keeps the box
     /// of the last attempt that finished, for the next.
     slot: Option<BodyFuture<T>>,
-    /// The inputs of the attempt being begun, lent to a sync body, copied
-    /// out for an async one (see [`TaskBody`]). Their run handle is the
-    /// runner's own: an async attempt counts a reference to it, on a line
-    /// of the runner's, rather than to the run, whose count every runner
-    /// would write for every task (a line moving between cores, next to the
-    /// run's lock).
+    /// The inputs of the attempt being begun, lent to a sync body, their
+    /// outputs moved out for an async one (see [`TaskBody`]). Their run
+    /// handle is the runner's own: an async attempt counts a reference to
+    /// it, on a line of the runner's, rather than to the run, whose count
+    /// every runner would write for every task (a line moving between
+    /// cores, next to the run's lock).
     inputs: Inputs<T>,
 }
 
