@@ -320,7 +320,7 @@ struct Ran<T> {
 struct Batch<T> {
     begun: Vec<AttemptStart<T>>,
     ran: Vec<Ran<T>>,
-    /// Where each body makes its future (see [`Body`]); it keeps the box
+    /// Where each async body makes its future (see [`TaskBody::call`]); it keeps the box
     /// of the last attempt that finished, for the next.
     slot: Option<BodyFuture<T>>,
     /// The inputs of the attempt being begun, lent to a sync body, their
