@@ -5,7 +5,7 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -558,4 +558,44 @@ fn a_stop_while_a_sync_body_runs_lets_it_finish_without_a_retry() {
         Some(TaskError::Cancelled(CancelReason::Stopped))
     ));
     assert_eq!(child_calls.load(Ordering::SeqCst), 0);
+}
+
+/// Sets its flag when dropped.
+struct DropFlag(Arc<AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_sync_body_cancelled_while_it_runs_is_dropped_once_it_returns_not_with_the_report() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let captured = DropFlag(Arc::clone(&dropped));
+    let (started, release) = (Gate::new(), Gate::new());
+    let (s, r) = (started.clone(), release.clone());
+    let mut g = Graph::<u32>::new();
+    g.add(Task::sync("slow", move |_| {
+        let _captured = &captured;
+        s.open();
+        r.wait_blocking();
+        Ok(1)
+    }))
+    .unwrap();
+    let report = steer(async move {
+        let run = g.start();
+        started.wait().await;
+        run.cancel("slow").unwrap();
+        // The run has ended (its waiter took the retired bodies) while
+        // the body still runs.
+        let report = run.wait_all().await;
+        release.open();
+        report
+    });
+    assert_eq!(report.task("slow").unwrap().state, TaskState::Cancelled);
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the body (and what it captured) lives no longer than its run"
+    );
 }

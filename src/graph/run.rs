@@ -271,6 +271,21 @@ impl<T: Send + Sync + 'static> Shared<T> {
         }
     }
 
+    /// Gives node `i`'s body back from an attempt begun at `began` (if not
+    /// recorded yet; see [`Core::give_back`]), dropping it outside the lock
+    /// if the run has ended meanwhile.
+    fn give_back(&self, i: u32, body: Body<T>, began: Option<Instant>) {
+        let late = {
+            let mut core = self.lock();
+            if let Some(at) = began {
+                core.began_at(i, at);
+            }
+            core.give_back(i, body);
+            core.take_late()
+        };
+        drop(late);
+    }
+
     /// Continues node `i` in a task of its own (an attempt that went
     /// asynchronous, begun at `began`, whose body is given back; or a wait
     /// before a retry), kept so cancel can abort it. The body goes back
@@ -278,9 +293,7 @@ impl<T: Send + Sync + 'static> Shared<T> {
     /// end, and the bodies must then all be in the core to be retired.
     fn drive_apart(self: &Arc<Self>, i: u32, resume: Resume<T>, began: Option<(Instant, Body<T>)>) {
         if let Some((at, body)) = began {
-            let mut core = self.lock();
-            core.began_at(i, at);
-            core.give_back(i, body);
+            self.give_back(i, body, Some(at));
         }
         let handle = crate::spawn(drive(Arc::clone(self), i, resume));
         let cancelled = self.lock().attach(i, handle);
@@ -358,7 +371,7 @@ async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
     let mut budget = RUNNER_BUDGET;
     loop {
         let mut fx = Effects::default();
-        let (now, more) = {
+        let (now, more, late) = {
             let mut core = shared.lock();
             // Read under the lock: a runner descheduled between a clock
             // read and the lock would otherwise start its next attempt at a
@@ -373,8 +386,9 @@ async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
             } else {
                 None
             };
-            (now, more)
+            (now, more, core.take_late())
         };
+        drop(late);
         shared.apply(fx);
         match more {
             None => {
@@ -467,7 +481,12 @@ async fn run_apart<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, begun: Vec<
     while !batch.begun.is_empty() {
         in_context(|cx| poll_batch(&shared, &mut batch, Instant::now(), cx)).await;
         let mut fx = Effects::default();
-        record(&mut shared.lock(), &mut batch, Instant::now(), &mut fx);
+        let late = {
+            let mut core = shared.lock();
+            record(&mut core, &mut batch, Instant::now(), &mut fx);
+            core.take_late()
+        };
+        drop(late);
         shared.apply(fx);
     }
 }
@@ -631,7 +650,7 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
                             in_context(|cx| begin(&*body, &mut inputs, limit, &mut None, cx)).await;
                         // Given back before the attempt can end (see
                         // `Shared::drive_apart`).
-                        shared.lock().give_back(i, body);
+                        shared.give_back(i, body, None);
                         let result = match begun {
                             Begun::Over(result) => result,
                             Begun::Pending(attempt) => attempt.await,
