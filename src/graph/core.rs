@@ -29,15 +29,15 @@
 //! lock acquisition ([`Core::give_back`], or directly retired by
 //! [`Core::attempt_ran`]); a body given back to a node that ended meanwhile
 //! is retired. Every path that takes a body gives it back before the
-//! attempt can end, but for a cancel while the body is being called (a
-//! sync body runs on to its return), so when the last node ends every
-//! body is retired and the waiter of the run drops them all
-//! ([`Core::take_retired`]); one given back later is dropped by whoever
-//! gives it back ([`Core::take_late`]). A task's
-//! options (retry policy, priority, demand) are boxed in its node only if
-//! one differs from the default, and the ids its inputs can show
-//! ([`Names`]) are made only when a body asks: a plain task allocates
-//! nothing but its node, its id and its body.
+//! attempt can end by itself, so when the last node ends every body is
+//! retired and the waiter of the run drops them all
+//! ([`Core::take_retired`]). Only a cancel can end an attempt while its
+//! body is being called (a sync body runs on to its return); if that ended
+//! the run, the body comes back late and whoever gives it back drops it
+//! ([`Core::take_late`]). A task's options (retry policy, priority,
+//! demand) are boxed in its node only if one differs from the default, and
+//! the ids its inputs can show ([`Names`]) are made only when a body asks:
+//! a plain task allocates nothing but its node, its id and its body.
 //!
 //! # Runners
 //!
