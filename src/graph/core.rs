@@ -549,6 +549,13 @@ impl<T> Core<T> {
         mem::take(&mut self.retired)
     }
 
+    /// Whether a body was given back after the run ended (see
+    /// [`Core::take_late`]).
+    #[inline]
+    pub(crate) fn has_late(&self) -> bool {
+        !self.late.is_empty()
+    }
+
     /// The bodies given back after the run ended (see [`Core::give_back`]),
     /// for the caller to drop outside the lock. (Empty, and no allocation,
     /// but for attempts cancelled while their body was being called.)

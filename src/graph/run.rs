@@ -343,6 +343,10 @@ struct Batch<T> {
     /// every runner would write for every task (a line moving between
     /// cores, next to the run's lock).
     inputs: Inputs<T>,
+    /// Bodies given back after the run ended (see [`Core::take_late`]),
+    /// dropped with the batch, outside the lock: a runner whose run has
+    /// ended leaves.
+    late: Vec<Body<T>>,
 }
 
 impl<T> Batch<T> {
@@ -354,6 +358,7 @@ impl<T> Batch<T> {
             inputs: Inputs::new(Arc::new(RunHandle {
                 shared: Arc::clone(shared),
             })),
+            late: Vec::new(),
         }
     }
 }
@@ -371,7 +376,7 @@ async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
     let mut budget = RUNNER_BUDGET;
     loop {
         let mut fx = Effects::default();
-        let (now, more, late) = {
+        let (now, more) = {
             let mut core = shared.lock();
             // Read under the lock: a runner descheduled between a clock
             // read and the lock would otherwise start its next attempt at a
@@ -386,9 +391,8 @@ async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
             } else {
                 None
             };
-            (now, more, core.take_late())
+            (now, more)
         };
-        drop(late);
         shared.apply(fx);
         match more {
             None => {
@@ -481,12 +485,7 @@ async fn run_apart<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, begun: Vec<
     while !batch.begun.is_empty() {
         in_context(|cx| poll_batch(&shared, &mut batch, Instant::now(), cx)).await;
         let mut fx = Effects::default();
-        let late = {
-            let mut core = shared.lock();
-            record(&mut core, &mut batch, Instant::now(), &mut fx);
-            core.take_late()
-        };
-        drop(late);
+        record(&mut shared.lock(), &mut batch, Instant::now(), &mut fx);
         shared.apply(fx);
     }
 }
@@ -501,7 +500,8 @@ async fn in_context<R>(f: impl FnOnce(&mut Context<'_>) -> R) -> R {
 /// `now`): their outputs or failures, and the retries due, and gives their
 /// bodies back. Then drops the begun attempts of tasks that ended meanwhile
 /// (cancelled, or fail-fast after a failure of the batch): they do not
-/// start, and their bodies go back to be retired.
+/// start, and their bodies go back to be retired (or, if the run has
+/// ended, to the batch, see [`Batch::late`]).
 fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Effects) {
     if !batch.ran.is_empty() {
         for r in batch.ran.drain(..) {
@@ -522,6 +522,17 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
             }
         }
     }
+    if core.has_late() {
+        keep_late(core, batch);
+    }
+}
+
+/// Moves the bodies given back after the run ended into `batch`, to drop
+/// outside the lock (see [`Batch::late`]).
+#[cold]
+#[inline(never)]
+fn keep_late<T>(core: &mut Core<T>, batch: &mut Batch<T>) {
+    batch.late.extend(core.take_late());
 }
 
 /// Begins an attempt at `began` (with its time limit): calls `body` with
