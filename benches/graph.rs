@@ -11,10 +11,10 @@
 //!     cargo bench --bench graph -- [FILTER] [--warm-up-time 1 --measurement-time 3]
 //!
 //! `GRAPH_PROFILE=shape/threads/runs[/sync]` (shape: `lattice`, `fan` or `chain`; `/sync` for
-//! sync bodies, async ones otherwise) instead runs the shape's graph `runs` times outside criterion, each built untimed on the main thread, and
-//! prints the min and median ns per node of the runs; under `valgrind --tool=callgrind
-//! --separate-threads=yes` the worker thread's total divided by `runs * nodes` is the
-//! instructions per node that BENCHMARKS.md quotes:
+//! sync bodies, async ones otherwise) instead runs the shape's graph `runs` times outside
+//! criterion, each built untimed on the main thread, and prints the min and median ns per node
+//! of the runs; under `valgrind --tool=callgrind --separate-threads=yes` the worker thread's
+//! total divided by `runs * nodes` is the instructions per node that BENCHMARKS.md quotes:
 //!
 //!     GRAPH_PROFILE=lattice/1/10 cargo bench --bench graph
 
@@ -63,6 +63,7 @@ enum Kind {
 impl Kind {
     const ALL: [Kind; 2] = [Kind::Async, Kind::Sync];
 
+    /// The criterion row (and `GRAPH_PROFILE` label) of graphs of this kind.
     fn row(self) -> &'static str {
         match self {
             Kind::Async => "fastexec-graph",

@@ -9,13 +9,9 @@ use std::time::Duration;
 use fastexec::graph::{
     AttemptOutcome, CancelReason, Graph, RetryPolicy, Task, TaskError, TaskState,
 };
-use support::within;
+use support::{cell, lattice_deps, within};
 
 const N: usize = 10;
-
-fn cell(r: usize, c: usize) -> String {
-    format!("{r},{c}")
-}
 
 /// An N×N lattice where (r, c) depends on (r-1, c) and (r, c-1); (5, 5) fails.
 fn lattice() -> Graph<u64> {
@@ -23,17 +19,13 @@ fn lattice() -> Graph<u64> {
     let mut tasks = Vec::new();
     for r in 0..N {
         for c in 0..N {
-            let deps = [
-                (r > 0).then(|| cell(r - 1, c)),
-                (c > 0).then(|| cell(r, c - 1)),
-            ];
             let body = move |inp: fastexec::graph::Inputs<u64>| async move {
                 if (r, c) == (5, 5) {
                     return Err("cell 5,5 is broken".into());
                 }
                 Ok(inp.values().sum::<u64>().max(1))
             };
-            tasks.push(Task::new(cell(r, c), body).after(deps.into_iter().flatten()));
+            tasks.push(Task::new(cell(r, c), body).after(lattice_deps(r, c)));
         }
     }
     g.add_batch(tasks).unwrap();

@@ -1,23 +1,21 @@
 //! Sync bodies (`Task::sync`): outputs and inputs, mixing with async
 //! bodies, failures and their propagation, panics, retries, timeouts,
-//! fail-fast, subflows and the report.
+//! fail-fast, cancel, pause and stop while a body runs, subflows and the
+//! report.
 
 mod support;
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fastexec::graph::{
-    AttemptOutcome, CancelReason, Graph, Inputs, Report, Task, TaskError, TaskState,
+    AttemptOutcome, CancelReason, Graph, GraphError, Inputs, Report, SchedulerConfig, Task,
+    TaskError, TaskState,
 };
-use support::within;
+use support::{cell, lattice_deps, within, Gate};
 
 const N: usize = 12;
-
-fn cell(r: usize, c: usize) -> String {
-    format!("{r},{c}")
-}
 
 /// An N×N lattice of sync bodies where (r, c) depends on (r-1, c) and
 /// (r, c-1) and outputs the number of monotone paths from (0, 0) to it.
@@ -25,13 +23,9 @@ fn paths_lattice() -> Graph<u64> {
     let mut tasks = Vec::new();
     for r in 0..N {
         for c in 0..N {
-            let deps = [
-                (r > 0).then(|| cell(r - 1, c)),
-                (c > 0).then(|| cell(r, c - 1)),
-            ];
             tasks.push(
                 Task::sync(cell(r, c), |inp| Ok(inp.values().sum::<u64>().max(1)))
-                    .after(deps.into_iter().flatten()),
+                    .after(lattice_deps(r, c)),
             );
         }
     }
@@ -191,7 +185,9 @@ fn a_sync_body_returning_after_its_timeout_counts_as_timed_out_and_is_retried() 
             spin_for(limit * 2);
             Ok(0)
         })
-        .timeout(limit),
+        .timeout(limit)
+        // The retry runs in a driver task: judged there too.
+        .retries(1),
     )
     .unwrap();
     g.add(Task::sync("after-slow", |_| Ok(1)).after(["always-slow"]))
@@ -199,9 +195,8 @@ fn a_sync_body_returning_after_its_timeout_counts_as_timed_out_and_is_retried() 
     let report = within(60, || g.run_blocking());
 
     assert_eq!(report.output("slow-first"), Some(&2));
-    let outcomes = outcomes(&report, "slow-first");
     assert_eq!(
-        outcomes,
+        outcomes(&report, "slow-first"),
         [AttemptOutcome::TimedOut, AttemptOutcome::Completed]
     );
 
@@ -209,6 +204,8 @@ fn a_sync_body_returning_after_its_timeout_counts_as_timed_out_and_is_retried() 
     assert_eq!(slow.state, TaskState::Failed);
     assert!(matches!(slow.error, Some(TaskError::TimedOut(d)) if d == limit));
     assert_eq!(slow.output, None);
+    let timed_out = [AttemptOutcome::TimedOut; 2];
+    assert_eq!(outcomes(&report, "always-slow"), timed_out);
     assert_eq!(
         report.task("after-slow").unwrap().state,
         TaskState::UpstreamFailed
@@ -240,12 +237,17 @@ fn fail_fast_cancels_the_rest_after_a_sync_failure() {
     }))
     .unwrap();
     let report = within(60, || g.run_blocking());
-    assert_eq!(report.task("bad").unwrap().state, TaskState::Failed);
-    let waiting = report.task("waiting").unwrap();
-    assert_eq!(waiting.state, TaskState::Cancelled);
+    assert_failed_fast(&report, "bad", "waiting");
+}
+
+/// Task `failed` failed and, fail-fast, `cancelled` was cancelled for it.
+fn assert_failed_fast<T>(report: &Report<T>, failed: &str, cancelled: &str) {
+    assert_eq!(report.task(failed).unwrap().state, TaskState::Failed);
+    let t = report.task(cancelled).unwrap();
+    assert_eq!(t.state, TaskState::Cancelled);
     assert!(matches!(
-        &waiting.error,
-        Some(TaskError::Cancelled(CancelReason::FailFast(root))) if root.as_str() == "bad"
+        &t.error,
+        Some(TaskError::Cancelled(CancelReason::FailFast(root))) if root.as_str() == failed
     ));
 }
 
@@ -286,4 +288,314 @@ fn many_sync_tasks_run_once_each_on_several_workers() {
     let report = within(60, move || ex.block_on(g.run()));
     assert_eq!(ran.load(Ordering::Relaxed), 5_000);
     assert_eq!(report.count(TaskState::Completed), 5_000);
+}
+
+#[test]
+fn a_panic_or_failure_leaves_nothing_of_its_inputs_to_the_next_sync_body_of_the_runner() {
+    // One worker, one runner: every body borrows the same reused inputs.
+    // "p" fetches its ids and panics, "e" fails; the bodies after them must
+    // see their own id, attempt and dependencies, not the last ones'.
+    let mut g = Graph::<String>::new();
+    g.add(Task::sync("a", |_| Ok("a".into()))).unwrap();
+    g.add(
+        Task::sync("p", |inp| {
+            assert_eq!(inp.task_id().as_str(), "p");
+            panic!("p after {}", &inp["a"])
+        })
+        .after(["a"]),
+    )
+    .unwrap();
+    g.add(
+        Task::sync("e", |inp| Err(format!("{} failed", inp.task_id()).into()))
+            .after(["a"])
+            .retries(1),
+    )
+    .unwrap();
+    let describe = |inp: &Inputs<String>| {
+        let deps: Vec<String> = inp.iter().map(|(id, out)| format!("{id}={out}")).collect();
+        Ok(format!(
+            "{}#{}[{}]",
+            inp.task_id(),
+            inp.attempt(),
+            deps.join(",")
+        ))
+    };
+    g.add(Task::sync("lone", describe)).unwrap();
+    g.add(Task::sync("after-a", describe).after(["a"])).unwrap();
+    g.add(Task::sync("after-lone", describe).after(["lone", "a"]))
+        .unwrap();
+    let ex = support::executor(1);
+    let report = within(60, move || ex.block_on(g.run()));
+    let p = report.task("p").unwrap();
+    assert!(matches!(&p.error, Some(TaskError::Panicked(m)) if m == "p after a"));
+    let e = report.task("e").unwrap();
+    assert_eq!(e.attempts, 2);
+    assert!(matches!(&e.error, Some(TaskError::Failed(m)) if m.to_string() == "e failed"));
+    assert_eq!(report.output("lone").unwrap(), "lone#1[]");
+    assert_eq!(report.output("after-a").unwrap(), "after-a#1[a=a]");
+    assert_eq!(
+        report.output("after-lone").unwrap(),
+        "after-lone#1[lone=lone#1[],a=a]"
+    );
+}
+
+#[test]
+fn fail_fast_stops_the_rest_of_a_batch_of_sync_bodies_from_being_called() {
+    // One worker: the runner takes the fan in one batch. Its first body
+    // panics; no other body of the batch may be called after that.
+    let called = Arc::new(AtomicU32::new(0));
+    let mut g = Graph::<u32>::new();
+    g.fail_fast(true);
+    g.add(Task::sync("root", |_| Ok(0))).unwrap();
+    for n in 0..20u32 {
+        let called = Arc::clone(&called);
+        let body = move |_: &Inputs<u32>| {
+            called.fetch_add(1, Ordering::SeqCst);
+            if n == 0 {
+                panic!("first of the batch")
+            }
+            Ok(n)
+        };
+        g.add(Task::sync(format!("t{n}"), body).after(["root"]))
+            .unwrap();
+    }
+    let ex = support::executor(1);
+    let report = within(60, move || ex.block_on(g.run()));
+    assert_eq!(called.load(Ordering::SeqCst), 1, "{report}");
+    assert_failed_fast(&report, "t0", "t1");
+}
+
+/// A sync task that opens `started`, then blocks its worker until
+/// `release` opens, then returns `output`; counts its calls in `calls`.
+fn blocking(
+    id: &str,
+    (started, release): (&Gate, &Gate),
+    calls: &Arc<AtomicU32>,
+    output: Result<u32, &'static str>,
+) -> Task<u32> {
+    let (started, release, calls) = (started.clone(), release.clone(), Arc::clone(calls));
+    Task::sync(id, move |_| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        started.open();
+        release.wait_blocking();
+        output.map_err(Into::into)
+    })
+}
+
+/// A sync task after `dep` that counts its calls in `calls`.
+fn counted_after(id: &str, dep: &str, calls: &Arc<AtomicU32>) -> Task<u32> {
+    let calls = Arc::clone(calls);
+    let body = move |_: &Inputs<u32>| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        Ok(2)
+    };
+    Task::sync(id, body).after([dep])
+}
+
+/// A graph of "slow", a sync task that blocks its worker (see [`blocking`])
+/// and may retry `retries` times, and "child", after it; with the gates
+/// and each one's count of calls.
+struct SlowAndChild {
+    g: Graph<u32>,
+    started: Gate,
+    release: Gate,
+    slow_calls: Arc<AtomicU32>,
+    child_calls: Arc<AtomicU32>,
+}
+
+fn slow_and_child(
+    config: SchedulerConfig,
+    output: Result<u32, &'static str>,
+    retries: u32,
+) -> SlowAndChild {
+    let (started, release) = (Gate::new(), Gate::new());
+    let (slow_calls, child_calls) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let mut g = Graph::<u32>::with_config(config);
+    let slow = blocking("slow", (&started, &release), &slow_calls, output);
+    g.add(slow.retries(retries)).unwrap();
+    g.add(counted_after("child", "slow", &child_calls)).unwrap();
+    SlowAndChild {
+        g,
+        started,
+        release,
+        slow_calls,
+        child_calls,
+    }
+}
+
+/// Runs `steer` on an executor of four workers (one for the blocked body,
+/// others for the test) and returns its result once the executor is gone:
+/// every runner has then recorded what its bodies returned.
+fn steer<R: Send + 'static>(steer: impl std::future::Future<Output = R> + Send + 'static) -> R {
+    within(60, move || {
+        let ex = support::executor(4);
+        let r = ex.block_on(steer);
+        drop(ex);
+        r
+    })
+}
+
+#[test]
+fn a_cancel_while_a_sync_body_runs_ends_the_task_at_once_and_drops_its_output() {
+    let SlowAndChild {
+        g,
+        started,
+        release,
+        slow_calls,
+        child_calls,
+    } = slow_and_child(SchedulerConfig::new(), Ok(1), 2);
+    let report = steer(async move {
+        let run = g.start();
+        started.wait().await;
+        run.cancel("slow").unwrap();
+        // Ended while its body still runs: waiters need not wait for it.
+        assert_eq!(run.state("slow"), Some(TaskState::Cancelled));
+        assert_eq!(run.state("child"), Some(TaskState::Cancelled));
+        assert!(run.is_finished(), "the run ends without the body");
+        let waited = run.wait("slow").await;
+        assert!(matches!(waited, Err(GraphError::TaskFailed { .. })));
+        release.open();
+        run.wait_all().await
+    });
+    let slow = report.task("slow").unwrap();
+    assert_eq!((slow.state, slow.attempts), (TaskState::Cancelled, 1));
+    assert!(matches!(
+        slow.error,
+        Some(TaskError::Cancelled(CancelReason::Requested))
+    ));
+    assert_eq!(report.output("slow"), None, "the late output is dropped");
+    assert_eq!(slow_calls.load(Ordering::SeqCst), 1, "no retry");
+    assert_eq!(child_calls.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_pause_while_a_sync_body_runs_lets_it_complete_within_the_pause_timeout() {
+    let SlowAndChild {
+        g,
+        started,
+        release,
+        slow_calls,
+        child_calls,
+    } = slow_and_child(
+        SchedulerConfig::new().with_pause_timeout(Duration::from_secs(30)),
+        Ok(1),
+        0,
+    );
+    let report = steer(async move {
+        let run = g.start();
+        started.wait().await;
+        let mut pause = std::pin::pin!(run.pause("slow"));
+        // The request is made in the first poll; no checkpoint can answer it.
+        assert!(futures::poll!(pause.as_mut()).is_pending());
+        assert_eq!(run.state("slow"), Some(TaskState::Running));
+        release.open();
+        pause.await.expect("completing answers the pause request");
+        run.wait_all().await
+    });
+    assert!(report.is_success(), "{report}");
+    assert_eq!(report.output("slow"), Some(&1));
+    assert_eq!(report.output("child"), Some(&2));
+    assert_eq!(child_calls.load(Ordering::SeqCst), 1);
+    assert_eq!(slow_calls.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_pause_a_sync_body_outlasts_cancels_it_as_timed_out_and_drops_its_output() {
+    let timeout = Duration::from_millis(20);
+    let SlowAndChild {
+        g,
+        started,
+        release,
+        slow_calls,
+        child_calls,
+    } = slow_and_child(SchedulerConfig::new().with_pause_timeout(timeout), Ok(1), 0);
+    let report = steer(async move {
+        let run = g.start();
+        started.wait().await;
+        // The body is held until the pause has timed out.
+        let paused = run.pause("slow").await;
+        assert!(
+            matches!(paused, Err(GraphError::PauseTimedOut { timeout: t, .. }) if t == timeout),
+            "{paused:?}"
+        );
+        release.open();
+        run.wait_all().await
+    });
+    let slow = report.task("slow").unwrap();
+    assert_eq!(slow.state, TaskState::Cancelled);
+    assert!(matches!(slow.error, Some(TaskError::TimedOut(t)) if t == timeout));
+    assert_eq!(report.output("slow"), None);
+    assert_eq!(child_calls.load(Ordering::SeqCst), 0);
+    assert_eq!(slow_calls.load(Ordering::SeqCst), 1);
+    assert_eq!(report.task("child").unwrap().state, TaskState::Cancelled);
+}
+
+#[test]
+fn a_stop_while_a_sync_body_runs_lets_it_finish_without_a_retry() {
+    let SlowAndChild {
+        g,
+        started,
+        release,
+        slow_calls,
+        child_calls,
+    } = slow_and_child(SchedulerConfig::new(), Err("late"), 3);
+    let report = steer(async move {
+        let run = g.start();
+        started.wait().await;
+        run.stop();
+        assert_eq!(run.state("slow"), Some(TaskState::Running));
+        assert_eq!(run.state("child"), Some(TaskState::Cancelled));
+        release.open();
+        run.wait_all().await
+    });
+    let slow = report.task("slow").unwrap();
+    assert_eq!((slow.state, slow.attempts), (TaskState::Failed, 1));
+    assert!(matches!(&slow.error, Some(TaskError::Failed(e)) if e.to_string() == "late"));
+    assert_eq!(slow_calls.load(Ordering::SeqCst), 1);
+    let child = report.task("child").unwrap();
+    assert!(matches!(
+        child.error,
+        Some(TaskError::Cancelled(CancelReason::Stopped))
+    ));
+    assert_eq!(child_calls.load(Ordering::SeqCst), 0);
+}
+
+/// Sets its flag when dropped.
+struct DropFlag(Arc<AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_sync_body_cancelled_while_it_runs_is_dropped_once_it_returns_not_with_the_report() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let captured = DropFlag(Arc::clone(&dropped));
+    let (started, release) = (Gate::new(), Gate::new());
+    let (s, r) = (started.clone(), release.clone());
+    let mut g = Graph::<u32>::new();
+    g.add(Task::sync("slow", move |_| {
+        let _captured = &captured;
+        s.open();
+        r.wait_blocking();
+        Ok(1)
+    }))
+    .unwrap();
+    let report = steer(async move {
+        let run = g.start();
+        started.wait().await;
+        run.cancel("slow").unwrap();
+        // The run has ended (its waiter took the retired bodies) while
+        // the body still runs.
+        let report = run.wait_all().await;
+        release.open();
+        report
+    });
+    assert_eq!(report.task("slow").unwrap().state, TaskState::Cancelled);
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the body (and what it captured) lives no longer than its run"
+    );
 }

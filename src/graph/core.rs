@@ -29,12 +29,15 @@
 //! lock acquisition ([`Core::give_back`], or directly retired by
 //! [`Core::attempt_ran`]); a body given back to a node that ended meanwhile
 //! is retired. Every path that takes a body gives it back before the
-//! attempt can end, so when the last node ends every body is retired and
-//! the waiter of the run drops them all ([`Core::take_retired`]). A task's
-//! options (retry policy, priority, demand) are boxed in its node only if
-//! one differs from the default, and the ids its inputs can show
-//! ([`Names`]) are made only when a body asks: a plain task allocates
-//! nothing but its node, its id and its body.
+//! attempt can end by itself, so when the last node ends every body is
+//! retired and the waiter of the run drops them all
+//! ([`Core::take_retired`]). Only a cancel can end an attempt while its
+//! body is being called (a sync body runs on to its return); if that ended
+//! the run, the body comes back late and whoever gives it back drops it
+//! ([`Core::take_late`]). A task's options (retry policy, priority,
+//! demand) are boxed in its node only if one differs from the default, and
+//! the ids its inputs can show ([`Names`]) are made only when a body asks:
+//! a plain task allocates nothing but its node, its id and its body.
 //!
 //! # Runners
 //!
@@ -317,6 +320,10 @@ pub(crate) struct Core<T> {
     /// that built the graph, and freeing memory of another thread's arena
     /// costs the allocator several times a local free.
     retired: Vec<Body<T>>,
+    /// Bodies given back after the run ended, which its waiter can no
+    /// longer take (see [`Core::give_back`]): the giver drops them, outside
+    /// the lock ([`Core::take_late`]).
+    late: Vec<Body<T>>,
     /// The one output every completed task shares when `T` is unit-like
     /// ([`is_unit`]): set by the first to complete, and shared with the
     /// runners (which set it) and every attempt's inputs.
@@ -345,6 +352,7 @@ impl<T> Core<T> {
             spans: Vec::new(),
             finished_at: None,
             retired: Vec::new(),
+            late: Vec::new(),
             unit: Arc::default(),
         };
         if budgeted {
@@ -541,6 +549,21 @@ impl<T> Core<T> {
         mem::take(&mut self.retired)
     }
 
+    /// Whether a body was given back after the run ended (see
+    /// [`Core::take_late`]).
+    #[inline]
+    pub(crate) fn has_late(&self) -> bool {
+        !self.late.is_empty()
+    }
+
+    /// The bodies given back after the run ended (see [`Core::give_back`]),
+    /// for the caller to drop outside the lock. (Empty, and no allocation,
+    /// but for attempts cancelled while their body was being called.)
+    #[inline]
+    pub(crate) fn take_late(&mut self) -> Vec<Body<T>> {
+        mem::take(&mut self.late)
+    }
+
     /// The ids of node `i` and its dependencies, for an attempt's inputs
     /// (see [`Names`]).
     pub(crate) fn names_of(&mut self, i: u32) -> Arc<Names> {
@@ -567,12 +590,20 @@ impl<T> Core<T> {
     }
 
     /// Gives back the body lent to an attempt of node `i` (see
-    /// [`AttemptStart`]); retired if the node ended meanwhile.
+    /// [`AttemptStart`]); retired if the node ended meanwhile. A body given
+    /// back after the whole run ended (its task was cancelled while the
+    /// body was being called, as a sync body can be to its return) is
+    /// late: the run's waiter may have taken the retired bodies already,
+    /// and it would otherwise live as long as the run's report.
     #[inline]
     pub(crate) fn give_back(&mut self, i: u32, body: Body<T>) {
         let node = self.node_mut(i);
         if node.state.is_terminal() {
-            self.retired.push(body);
+            if self.live == 0 {
+                self.late.push(body);
+            } else {
+                self.retired.push(body);
+            }
         } else {
             debug_assert!(node.body.is_none(), "one attempt at a time");
             node.body = Some(body);

@@ -50,9 +50,10 @@
 //! a plain function of the borrowed [`Inputs`], which the runner calls
 //! directly: no future, no box, no reference count per attempt. It has the
 //! retries, failure propagation and report of an async body; since it
-//! never suspends, a timeout judges it when it returns, a cancel reaches
-//! it only then, and it cannot be paused while it runs (see
-//! [`Task::sync`]). The kinds mix freely.
+//! never suspends, a timeout judges it when it returns, a cancel ends the
+//! task at once but not the call (what it returns is dropped), and it
+//! cannot be paused while it runs (see [`Task::sync`]). The kinds mix
+//! freely.
 //!
 //! ```
 //! use fastexec::graph::{Graph, Task};

@@ -271,6 +271,21 @@ impl<T: Send + Sync + 'static> Shared<T> {
         }
     }
 
+    /// Gives node `i`'s body back from an attempt begun at `began` (if not
+    /// recorded yet; see [`Core::give_back`]), dropping it outside the lock
+    /// if the run has ended meanwhile.
+    fn give_back(&self, i: u32, body: Body<T>, began: Option<Instant>) {
+        let late = {
+            let mut core = self.lock();
+            if let Some(at) = began {
+                core.began_at(i, at);
+            }
+            core.give_back(i, body);
+            core.take_late()
+        };
+        drop(late);
+    }
+
     /// Continues node `i` in a task of its own (an attempt that went
     /// asynchronous, begun at `began`, whose body is given back; or a wait
     /// before a retry), kept so cancel can abort it. The body goes back
@@ -278,9 +293,7 @@ impl<T: Send + Sync + 'static> Shared<T> {
     /// end, and the bodies must then all be in the core to be retired.
     fn drive_apart(self: &Arc<Self>, i: u32, resume: Resume<T>, began: Option<(Instant, Body<T>)>) {
         if let Some((at, body)) = began {
-            let mut core = self.lock();
-            core.began_at(i, at);
-            core.give_back(i, body);
+            self.give_back(i, body, Some(at));
         }
         let handle = crate::spawn(drive(Arc::clone(self), i, resume));
         let cancelled = self.lock().attach(i, handle);
@@ -320,16 +333,20 @@ struct Ran<T> {
 struct Batch<T> {
     begun: Vec<AttemptStart<T>>,
     ran: Vec<Ran<T>>,
-    /// Where each body makes its future (see [`Body`]); it keeps the box
+    /// Where each async body makes its future (see [`TaskBody::call`]); it keeps the box
     /// of the last attempt that finished, for the next.
     slot: Option<BodyFuture<T>>,
-    /// The inputs of the attempt being begun, lent to a sync body, copied
-    /// out for an async one (see [`TaskBody`]). Their run handle is the
-    /// runner's own: an async attempt counts a reference to it, on a line
-    /// of the runner's, rather than to the run, whose count every runner
-    /// would write for every task (a line moving between cores, next to the
-    /// run's lock).
+    /// The inputs of the attempt being begun, lent to a sync body, their
+    /// outputs moved out for an async one (see [`TaskBody`]). Their run
+    /// handle is the runner's own: an async attempt counts a reference to
+    /// it, on a line of the runner's, rather than to the run, whose count
+    /// every runner would write for every task (a line moving between
+    /// cores, next to the run's lock).
     inputs: Inputs<T>,
+    /// Bodies given back after the run ended (see [`Core::take_late`]),
+    /// dropped with the batch, outside the lock: a runner whose run has
+    /// ended leaves.
+    late: Vec<Body<T>>,
 }
 
 impl<T> Batch<T> {
@@ -341,6 +358,7 @@ impl<T> Batch<T> {
             inputs: Inputs::new(Arc::new(RunHandle {
                 shared: Arc::clone(shared),
             })),
+            late: Vec::new(),
         }
     }
 }
@@ -482,7 +500,8 @@ async fn in_context<R>(f: impl FnOnce(&mut Context<'_>) -> R) -> R {
 /// `now`): their outputs or failures, and the retries due, and gives their
 /// bodies back. Then drops the begun attempts of tasks that ended meanwhile
 /// (cancelled, or fail-fast after a failure of the batch): they do not
-/// start, and their bodies go back to be retired.
+/// start, and their bodies go back to be retired (or, if the run has
+/// ended, to the batch, see [`Batch::late`]).
 fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Effects) {
     if !batch.ran.is_empty() {
         for r in batch.ran.drain(..) {
@@ -503,6 +522,17 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
             }
         }
     }
+    if core.has_late() {
+        keep_late(core, batch);
+    }
+}
+
+/// Moves the bodies given back after the run ended into `batch`, to drop
+/// outside the lock (see [`Batch::late`]).
+#[cold]
+#[inline(never)]
+fn keep_late<T>(core: &mut Core<T>, batch: &mut Batch<T>) {
+    batch.late.extend(core.take_late());
 }
 
 /// Begins an attempt at `began` (with its time limit): calls `body` with
@@ -631,7 +661,7 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
                             in_context(|cx| begin(&*body, &mut inputs, limit, &mut None, cx)).await;
                         // Given back before the attempt can end (see
                         // `Shared::drive_apart`).
-                        shared.lock().give_back(i, body);
+                        shared.give_back(i, body, None);
                         let result = match begun {
                             Begun::Over(result) => result,
                             Begun::Pending(attempt) => attempt.await,
@@ -774,8 +804,9 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
 
     /// Cancels a task and, transitively, its dependents. A running task's
     /// future is dropped at its next suspension point (a paused one at
-    /// once). Cancelling a finished (or already cancelled) task does
-    /// nothing: cancel is idempotent.
+    /// once); a running sync body ([`Task::sync`]) runs on to its return,
+    /// and what it returns is dropped. Cancelling a finished (or already
+    /// cancelled) task does nothing: cancel is idempotent.
     pub fn cancel(&self, id: &str) -> Result<(), GraphError> {
         let fx = {
             let mut core = self.shared.lock();

@@ -121,8 +121,9 @@ where
 }
 
 /// Puts `fut` in `slot` (in the box there if it takes it, otherwise in a
-/// new one, replacing it) and polls it once (see [`Body`]). Always inlined
-/// into the body's closure: as a call it cost ~19 instructions per task.
+/// new one, replacing it) and polls it once (see [`TaskBody::call`]).
+/// Always inlined into [`AsyncBody`]'s call: as a call of its own it cost
+/// ~19 instructions per task.
 #[inline(always)]
 fn start<T, Fut>(
     fut: Fut,
@@ -147,8 +148,9 @@ where
 ///
 /// The body is a function called once per attempt (so a failed attempt can be
 /// retried with fresh state) with the task's [`Inputs`]: its dependencies'
-/// outputs. It returns a future resolving to `Ok(output)` or an error; any
-/// error type converts with `?`, and strings with `.into()`.
+/// outputs. With [`Task::new`] it returns a future resolving to `Ok(output)`
+/// or an error; with [`Task::sync`] it returns that result itself. Any error
+/// type converts with `?`, and strings with `.into()`.
 ///
 /// A task maps one to one onto a job-file entry of the distributed mode:
 /// `id`, `dependencies`, `retries`/`timeout_ms` are plain data here, and the
@@ -211,8 +213,10 @@ impl<T: Send + Sync + 'static> Task<T> {
     ///   returns after its time limit counts as timed out
     ///   ([`TaskError::TimedOut`](super::TaskError::TimedOut), retried if
     ///   retries remain) and its output is dropped;
-    /// - a cancel of a running sync task takes effect when it returns (its
-    ///   output is dropped);
+    /// - a cancel cannot stop it either: the task is cancelled at once (its
+    ///   state, its dependents, anyone waiting on it, and the run, which may
+    ///   end meanwhile), while the call runs on to its return and what it
+    ///   returns is dropped;
     /// - it has no checkpoint ([`Inputs::checkpoint`] is async), so a
     ///   [`pause`](super::RunHandle::pause) requested while it runs does
     ///   not pause it: it completes if it returns within the pause timeout,

@@ -262,3 +262,16 @@ impl std::task::Wake for CountingWake {
         self.0.fetch_add(1, Ordering::SeqCst);
     }
 }
+
+/// The id of cell (r, c) of a lattice of tasks.
+pub fn cell(r: usize, c: usize) -> String {
+    format!("{r},{c}")
+}
+
+/// The dependencies of lattice cell (r, c): the cells above it and to its
+/// left, where there are any.
+pub fn lattice_deps(r: usize, c: usize) -> impl Iterator<Item = String> {
+    let above = (r > 0).then(|| cell(r - 1, c));
+    let left = (c > 0).then(|| cell(r, c - 1));
+    above.into_iter().chain(left)
+}
