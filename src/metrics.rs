@@ -15,7 +15,7 @@
 //! polled by `block_on` under the simple scheduler) goes to one shared block
 //! with `fetch_add`, except the spawns of the first thread to spawn from
 //! outside (in most programs the only one): that thread claims an
-//! [`OwnedCounter`] of the block for good and counts there, as a worker
+//! `OwnedCounter` of the block for good and counts there, as a worker
 //! does, without a locked instruction per spawn.
 //!
 //! The ready-to-running latency histogram is opt-in
