@@ -805,7 +805,11 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// Cancels a task and, transitively, its dependents. A running task's
     /// future is dropped at its next suspension point (a paused one at
     /// once); a running sync body ([`Task::sync`]) runs on to its return,
-    /// and what it returns is dropped. Cancelling a finished (or already
+    /// and what it returns is dropped. A task is running from the moment a
+    /// runner takes its attempt, which can be a little before the runner
+    /// calls its body (a runner takes up to a batch of ready tasks at
+    /// once), so a body may still be called after its task was cancelled;
+    /// its output is dropped then too. Cancelling a finished (or already
     /// cancelled) task does nothing: cancel is idempotent.
     pub fn cancel(&self, id: &str) -> Result<(), GraphError> {
         let fx = {
@@ -951,7 +955,8 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
 
     /// Stops the run, as 000's `stop`: tasks not yet started are cancelled,
     /// running tasks finish their current attempt (without retrying), and
-    /// tasks added afterwards are cancelled.
+    /// tasks added afterwards are cancelled. A task whose attempt a runner
+    /// has already taken counts as running (see [`cancel`](Self::cancel)).
     pub fn stop(&self) {
         let fx = self.shared.lock().stop(Instant::now());
         self.shared.apply(fx);

@@ -14,7 +14,8 @@ use std::fmt;
 /// ```
 ///
 /// `Running` covers every attempt of the task and the backoff waits between
-/// them. The last four states are terminal.
+/// them; it starts when a runner takes the task's attempt, which can be a
+/// little before the body is called. The last four states are terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TaskState {
     /// Waiting for dependencies.
