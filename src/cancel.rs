@@ -225,10 +225,18 @@ impl Node {
 }
 
 impl Drop for Node {
+    /// Unlinks this node from its parent, and every ancestor that this drop
+    /// frees from its own parent, in a loop: letting each freed ancestor's
+    /// drop do it would recurse once per level, and a chain of child tokens
+    /// of which only the deepest is held can be deeper than a stack.
     fn drop(&mut self) {
-        if let Some(link) = &self.parent {
+        let mut link = self.parent.take();
+        while let Some(ParentLink { node, index }) = link {
             // Gone already if the parent was cancelled (its slab emptied).
-            lock(&link.node.children).try_remove(link.index);
+            lock(&node.children).try_remove(index);
+            // The last handle to the parent: take its link before it drops
+            // (its own drop then has nothing to unlink).
+            link = Arc::into_inner(node).and_then(|mut parent| parent.parent.take());
         }
     }
 }

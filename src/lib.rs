@@ -140,6 +140,12 @@ pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     block_on::block_on(&executor::current(), future)
 }
 
+/// The README's code blocks, run as doctests so that the tour keeps
+/// matching the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 #[doc(hidden)]
 pub mod __private {
     pub use crate::wait::{JoinValue, WaitArg, WaitFuture, WaitJoinHandle};

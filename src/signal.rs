@@ -3,16 +3,16 @@
 //! A `notify_one` with nobody waiting stores a permit (at most one), so a
 //! notification sent before the wait is not lost; the next
 //! [`Notify::notified`] consumes it at once. Combined with a deadline
-//! ([`Notify::notified_until`]) this is the "task signal" of the scheduler
-//! design in `shared/seeds/004`: the waiter is told whether the signal or the
-//! deadline came first, a signal that raced with the deadline is kept for
-//! the next wait, and nothing is woken once the waiter is gone.
+//! ([`Notify::notified_until`]) it is a task signal with a timeout: the
+//! waiter is told whether the signal or the deadline came first, a signal
+//! that raced with the deadline is kept for the next wait, and nothing is
+//! woken once the waiter is gone.
 //!
 //! # Protocol
 //!
 //! `state` is `EMPTY`, `PERMIT` or `WAITING`; the mutex guards a FIFO list
 //! of registered waiters, and `state` is `WAITING` exactly when the list is
-//! non-empty. The two common cases are lock-free, as in 004's `Signal`:
+//! non-empty. The two common cases are lock-free:
 //! storing a permit when nobody waits (`EMPTY`/`PERMIT` → `PERMIT`) and
 //! consuming a stored one (`PERMIT` → `EMPTY`). Entering and leaving
 //! `WAITING` happens only under the lock, so a thread that holds the lock

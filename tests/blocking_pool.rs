@@ -213,3 +213,32 @@ fn shutdown_from_inside_a_job_does_not_join_itself() {
 fn a_pool_without_threads_is_refused() {
     let _ = BlockingPool::new(0, Duration::from_secs(1), "none");
 }
+
+/// The module docs promise that jobs run in submission order: with one
+/// thread, held busy until every job is queued, they start in the order
+/// they were spawned.
+#[test]
+fn queued_jobs_start_in_submission_order() {
+    const JOBS: usize = 50;
+    let pool = BlockingPool::new(1, Duration::from_secs(10), "order");
+    let (release, held) = mpsc::channel::<()>();
+    let first = pool.spawn(move || held.recv_timeout(HANG_GUARD).is_ok());
+    let (record, started) = mpsc::channel();
+    let jobs: Vec<_> = (0..JOBS)
+        .map(|i| {
+            let record = record.clone();
+            pool.spawn(move || record.send(i).unwrap())
+        })
+        .collect();
+    release.send(()).unwrap();
+    assert!(
+        block_on_guarded(first).unwrap(),
+        "the first job was released"
+    );
+    for job in block_on_guarded(futures::future::join_all(jobs)) {
+        job.unwrap();
+    }
+    drop(record);
+    let order: Vec<usize> = started.iter().collect();
+    assert_eq!(order, (0..JOBS).collect::<Vec<_>>());
+}

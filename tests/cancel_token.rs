@@ -137,3 +137,32 @@ fn a_drop_guard_cancels_unless_disarmed() {
     }
     assert!(token.is_cancelled());
 }
+
+/// A chain of child tokens in which only the deepest is held: dropping it
+/// frees every ancestor. The chain is deeper than a recursive drop (one
+/// stack frame per token) fits in a test thread's 2 MiB stack, as is
+/// cancelling it (which `cancel` already walks with an explicit stack).
+#[test]
+fn dropping_the_leaf_of_a_deep_chain_frees_it_without_recursion() {
+    const DEPTH: usize = 200_000;
+    let root = CancellationToken::new();
+    let observer = root.clone();
+    let mut leaf = root.child_token();
+    drop(root);
+    for _ in 0..DEPTH {
+        leaf = leaf.child_token();
+    }
+    let leaf_observer = leaf.clone();
+    observer.cancel();
+    assert!(leaf_observer.is_cancelled(), "the cancel reached the leaf");
+    drop(leaf_observer);
+    drop(leaf);
+
+    // The same chain, dropped before any cancel.
+    let mut leaf = observer.child_token();
+    for _ in 0..DEPTH {
+        leaf = leaf.child_token();
+    }
+    drop(leaf);
+    assert!(observer.is_cancelled());
+}

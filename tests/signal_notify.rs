@@ -1,5 +1,5 @@
-//! `Notify`: permits, one/all, leaving waiters, and the signal-or-deadline
-//! race of 004's "Task signal" section.
+//! `Notify`: permits, one/all, leaving waiters, and the race of a signal
+//! with the deadline of `notified_until`.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -188,9 +188,9 @@ fn deadline_first_is_reported_as_elapsed_never_early_and_a_later_signal_is_kept(
     );
 }
 
-/// The race of 004's "Task signal": the signal and the deadline land
-/// together. Whichever the waiter is told came first, the signal is counted
-/// exactly once: either as the wait's result or as the stored permit.
+/// The signal and the deadline of `notified_until` land together.
+/// Whichever the waiter is told came first, the signal is counted exactly
+/// once: either as the wait's result or as the stored permit.
 #[test]
 fn a_signal_racing_the_deadline_is_reported_or_kept_never_lost() {
     let (mut signalled, mut elapsed) = (0, 0);

@@ -371,12 +371,13 @@ impl Interval {
 /// points that are already in the past at `now`.
 fn next_tick_after(scheduled: Instant, period: Duration, now: Instant) -> Instant {
     let period_nanos = period.as_nanos();
-    let missed = now.saturating_duration_since(scheduled).as_nanos() / period_nanos;
-    let ahead = if scheduled + period >= now {
-        1
-    } else {
-        missed + 1
-    };
+    // Whole periods from `scheduled` to the first grid point at or after
+    // `now`, and at least the next one.
+    let ahead = now
+        .saturating_duration_since(scheduled)
+        .as_nanos()
+        .div_ceil(period_nanos)
+        .max(1);
     let offset = ahead * period_nanos;
     let offset = Duration::new(
         u64::try_from(offset / 1_000_000_000).unwrap_or(u64::MAX),
@@ -446,6 +447,11 @@ mod tests {
         assert_eq!(next_tick_after(start, period, at(35)), at(40), "two missed");
         assert_eq!(
             next_tick_after(start, period, at(40)),
+            at(40),
+            "a grid point due now is not in the past, as the 10 ms one above"
+        );
+        assert_eq!(
+            next_tick_after(start, period, at(41)),
             at(50),
             "grid point passed"
         );
