@@ -9,11 +9,13 @@
 //! tasks) never touch the registry.
 //!
 //! The registry is sharded per worker (the shard of the worker that first
-//! parked the task), each shard a mutex-protected slab, so registration takes
-//! an uncontended lock; there is no global lock on the spawn or completion
-//! path. On shutdown, [`Registry::close`] takes every waker; waking them
-//! schedules the tasks, and the closed executor drops their runnables, which
-//! drops their futures.
+//! parked the task; a task first parked on a `block_on` thread, where the
+//! simple scheduler runs tasks, goes to a shard picked by that thread),
+//! each shard a mutex-protected slab, so registration takes an uncontended
+//! lock; there is no global lock on the spawn or completion path. On
+//! shutdown, [`Registry::close`] takes every waker; waking them schedules
+//! the tasks, and the closed executor drops their runnables, which drops
+//! their futures.
 
 use std::task::Waker;
 
@@ -50,6 +52,12 @@ impl Registry {
             })
             .collect();
         Registry { shards }
+    }
+
+    /// The shard a thread that is not a worker registers in: any shard is
+    /// correct; keying it by thread spreads such threads over the shards.
+    fn shard_of_this_thread(&self) -> usize {
+        (context::thread_key() % self.shards.len() as u64) as usize
     }
 
     fn insert(&self, shard: usize, waker: &Waker) -> Option<usize> {
@@ -91,19 +99,24 @@ pub(crate) struct Registration {
 }
 
 impl Registration {
-    /// Registers the task being polled on this worker thread. Returns `None`
-    /// off worker threads (tasks only run on workers) and after shutdown.
+    /// Registers the task being polled on this thread: a worker's (in the
+    /// worker's shard), or a `block_on` thread's, where the simple scheduler
+    /// runs tasks too (in a shard picked by the thread). Returns `None`
+    /// where no executor is current and after shutdown.
     pub(crate) fn register(waker: &Waker) -> Option<Registration> {
-        context::with_worker(|worker| {
-            let worker = worker?;
-            let shared = worker.shared_arc();
-            let key = shared.registry().insert(worker.index(), waker)?;
+        context::with_executor(|shared, worker| {
+            let shared = shared?;
+            let shard = match worker {
+                Some(worker) => worker.index(),
+                None => shared.registry().shard_of_this_thread(),
+            };
+            let key = shared.registry().insert(shard, waker)?;
             Some(Registration {
                 shared: shared.clone(),
                 // Fits: at most 65,535 workers; slab keys past u32 would mean
                 // four billion parked tasks.
-                shard: worker.index() as u32,
-                key: u32::try_from(key).expect("fewer than 2^32 parked tasks per worker"),
+                shard: shard as u32,
+                key: u32::try_from(key).expect("fewer than 2^32 parked tasks per shard"),
             })
         })
     }

@@ -23,6 +23,15 @@
 //! stays in the slab until the waiter itself completes or is dropped; a
 //! waiter dropped while marked hands the notification to the next waiter,
 //! or back to the permit. Its waker is dropped with it, never woken later.
+//!
+//! `notify_all` reaches every [`Notified`] created before it, polled or
+//! not, through a generation counter: a `Notified` keeps the count it saw
+//! when it was made, and `notify_all` bumps the count under the lock before
+//! it marks the registered waiters. A waiter checks the count before a
+//! permit and again under the lock when it registers, so it either sees the
+//! bump or is in the list the `notify_all` marks. The snapshot is a plain
+//! load: a `notify_all` that happens after `notified()` comes later in the
+//! counter's modification order, so its bump is a change the waiter sees.
 
 use std::fmt;
 use std::future::Future;
@@ -58,6 +67,8 @@ const WAITING: usize = 2;
 /// ```
 pub struct Notify {
     state: AtomicUsize,
+    /// `notify_all` calls so far (wrapping), changed only under the lock.
+    generation: AtomicUsize,
     waiters: Mutex<Waiters>,
 }
 
@@ -66,6 +77,7 @@ impl Notify {
     pub fn new() -> Self {
         Self {
             state: AtomicUsize::new(EMPTY),
+            generation: AtomicUsize::new(0),
             waiters: Mutex::new(Waiters::default()),
         }
     }
@@ -108,31 +120,44 @@ impl Notify {
         }
     }
 
-    /// Wakes every waiter registered now; stores no permit.
-    ///
-    /// A [`Notified`] registers on its first poll: one created but not yet
-    /// polled is not woken.
+    /// Wakes every waiter: each [`Notified`] made before this call, whether
+    /// it has been polled yet or not. Stores no permit.
     ///
     /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    ///
     /// let notify = fastexec::signal::Notify::new();
+    /// let ready = AtomicBool::new(false);
     /// fastexec::block_on(async {
-    ///     // join! polls the two waits (registering them) before the third
-    ///     // future gets past its yield and notifies.
-    ///     fastexec::join!(notify.notified(), notify.notified(), async {
-    ///         fastexec::yield_now().await;
-    ///         notify.notify_all();
-    ///     });
+    ///     fastexec::join!(
+    ///         async {
+    ///             // Made before the check, so a notify_all between the
+    ///             // check and the first poll is not missed.
+    ///             let wait = notify.notified();
+    ///             if !ready.load(Ordering::Acquire) {
+    ///                 wait.await;
+    ///             }
+    ///         },
+    ///         async {
+    ///             ready.store(true, Ordering::Release);
+    ///             notify.notify_all();
+    ///         },
+    ///     );
     /// });
     /// ```
     pub fn notify_all(&self) {
-        // Relaxed: a waiter that registered before this call (in
-        // happens-before order) left WAITING visible; one registering
-        // concurrently may be missed, as if it came after.
-        if self.state.load(Ordering::Relaxed) != WAITING {
-            return;
-        }
         let wakers = {
             let mut waiters = lock(&self.waiters);
+            // Relaxed: read and written under the lock, apart from the
+            // snapshot in `notified`, for which coherence suffices (see the
+            // module docs).
+            let generation = self.generation.load(Ordering::Relaxed);
+            self.generation
+                .store(generation.wrapping_add(1), Ordering::Relaxed);
+            // Relaxed: WAITING is entered and left only under the lock.
+            if self.state.load(Ordering::Relaxed) != WAITING {
+                return;
+            }
             let wakers = waiters.mark_all(Notification::All);
             // Relaxed: WAITING is left only under the lock, and this store
             // publishes no data (the lock does).
@@ -145,9 +170,11 @@ impl Notify {
     /// A future that completes when this waiter is notified, or at once by
     /// consuming a stored permit.
     ///
-    /// The future registers on its first poll. Dropping it unregisters it;
-    /// if a `notify_one` had already chosen it, the notification goes to
-    /// the next waiter or back to the permit, so it is never lost.
+    /// A `notify_all` made after this call completes it even before its
+    /// first poll; a `notify_one` reaches it once it has been polled (it
+    /// registers then). Dropping it unregisters it; if a `notify_one` had
+    /// already chosen it, the notification goes to the next waiter or back
+    /// to the permit, so it is never lost.
     ///
     /// ```
     /// let notify = fastexec::signal::Notify::new();
@@ -158,6 +185,9 @@ impl Notify {
         Notified {
             notify: self,
             state: WaitState::Unregistered,
+            // Relaxed: see the module docs (coherence orders this load
+            // before any later notify_all's bump).
+            generation: self.generation.load(Ordering::Relaxed),
         }
     }
 
@@ -214,9 +244,20 @@ impl Notify {
         }
     }
 
-    /// Registers a waiter unless a permit can be taken; returns its slot.
-    fn register(&self, waker: &Waker) -> Option<usize> {
+    /// Whether a `notify_all` came after the snapshot `generation`.
+    fn notified_all_since(&self, generation: usize) -> bool {
+        // Relaxed: see the module docs; under the lock (in `register`) the
+        // load also sees every bump made before the lock was taken.
+        self.generation.load(Ordering::Relaxed) != generation
+    }
+
+    /// Registers a waiter unless a `notify_all` came after `generation` or
+    /// a permit can be taken; returns its slot.
+    fn register(&self, waker: &Waker, generation: usize) -> Option<usize> {
         let mut waiters = lock(&self.waiters);
+        if self.notified_all_since(generation) {
+            return None;
+        }
         // Relaxed: a hint for the compare_exchange; WAITING is stable
         // under the lock.
         let mut current = self.state.load(Ordering::Relaxed);
@@ -282,6 +323,8 @@ impl fmt::Debug for Notify {
 pub struct Notified<'a> {
     notify: &'a Notify,
     state: WaitState,
+    /// The `notify_all` count when this was made.
+    generation: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,10 +345,10 @@ impl Future for Notified<'_> {
         let this = self.get_mut();
         let done = match this.state {
             WaitState::Unregistered => {
-                if this.notify.take_permit() {
+                if this.notify.notified_all_since(this.generation) || this.notify.take_permit() {
                     true
                 } else {
-                    match this.notify.register(cx.waker()) {
+                    match this.notify.register(cx.waker(), this.generation) {
                         Some(index) => {
                             this.state = WaitState::Registered(index);
                             false

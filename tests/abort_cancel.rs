@@ -4,6 +4,7 @@
 
 mod support;
 
+use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::mpsc;
@@ -101,6 +102,71 @@ fn abort_task_while_it_is_being_polled() {
         let err = futures::executor::block_on(handle).unwrap_err();
         assert!(err.is_cancelled());
         assert_eq!(drops.count(), 1);
+    })
+}
+
+/// `is_finished` after `abort` reports the task, not the handle: while the
+/// aborted task's poll still runs it is not finished, and once it reports
+/// finished its future has been dropped.
+#[test]
+fn aborted_task_is_finished_only_once_its_future_is_dropped() {
+    with_timeout(|| {
+        let ex = executor(1);
+        let drops = DropCounter::new();
+        let (in_poll_tx, in_poll_rx) = mpsc::channel();
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let guard = drops.guard();
+        let mut handle = ex.spawn(async move {
+            let _guard = guard;
+            in_poll_tx.send(()).unwrap();
+            go_rx.recv().unwrap();
+            std::future::pending::<()>().await;
+        });
+        in_poll_rx
+            .recv_timeout(TIMEOUT)
+            .expect("task is being polled");
+        handle.abort();
+        assert!(!handle.is_finished(), "its poll is still running");
+        go_tx.send(()).unwrap();
+        assert!(spin_until(|| handle.is_finished()), "finished in time");
+        assert_eq!(drops.count(), 1, "finished means its future is gone");
+        let err = futures::executor::block_on(handle).unwrap_err();
+        assert!(err.is_cancelled());
+    })
+}
+
+/// Asking `is_finished` of an aborted handle that is being awaited keeps
+/// the awaiter's wake-up: here the awaiting poll asks it right after
+/// registering, then returns `Pending`, and only the task's end can wake
+/// it again.
+#[test]
+fn is_finished_on_an_awaited_aborted_handle_keeps_the_wake_up() {
+    with_timeout(|| {
+        let ex = executor(1);
+        let (in_poll_tx, in_poll_rx) = mpsc::channel();
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let mut handle = ex.spawn(async move {
+            in_poll_tx.send(()).unwrap();
+            go_rx.recv().unwrap();
+            std::future::pending::<()>().await;
+        });
+        in_poll_rx
+            .recv_timeout(TIMEOUT)
+            .expect("task is being polled");
+        handle.abort();
+        let mut go = Some(go_tx);
+        let err = futures::executor::block_on(std::future::poll_fn(|cx| {
+            let polled = std::pin::Pin::new(&mut handle).poll(cx);
+            if polled.is_pending() {
+                assert!(!handle.is_finished());
+                if let Some(go) = go.take() {
+                    go.send(()).unwrap();
+                }
+            }
+            polled
+        }))
+        .unwrap_err();
+        assert!(err.is_cancelled());
     })
 }
 

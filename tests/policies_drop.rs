@@ -91,3 +91,63 @@ fn drop_with_simple_scheduler_tasks_ready_and_parked() {
         )
     })
 }
+
+/// A task whose first `Pending` happens on a `block_on` thread of the simple
+/// scheduler (which runs tasks there, not on a worker) is still dropped
+/// with the executor. It is spawned from another thread, so it belongs to
+/// no group and `block_on` does not wait for it; it then parks on `park`,
+/// which only the executor's drop can end.
+fn drop_with_simple_task_parked_on_block_on_thread<P>(park: P)
+where
+    P: std::future::Future + Send + 'static,
+{
+    with_timeout(move || {
+        let ex = Executor::builder()
+            .scheduler(Scheduler::Simple)
+            .seed(5)
+            .build()
+            .unwrap();
+        let drops = DropCounter::new();
+        let (started_tx, started_rx) = futures::channel::oneshot::channel();
+        let guard = drops.guard();
+        let parked_on = ex.block_on(async {
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    ex.spawn(async move {
+                        let _guard = guard;
+                        started_tx.send(std::thread::current().id()).ok();
+                        park.await;
+                    })
+                    .detach()
+                });
+            });
+            started_rx.await.expect("the task started")
+        });
+        assert_eq!(
+            parked_on,
+            std::thread::current().id(),
+            "the task ran on the block_on thread (the case under test)"
+        );
+        assert_eq!(drops.count(), 0);
+        drop(ex);
+        assert_eq!(drops.count(), 1, "the parked task's future was dropped");
+    })
+}
+
+#[test]
+fn drop_with_simple_task_parked_on_a_channel_from_block_on_thread() {
+    let (never_tx, never_rx) = futures::channel::oneshot::channel::<()>();
+    drop_with_simple_task_parked_on_block_on_thread(async move {
+        let _ = never_rx.await;
+    });
+    drop(never_tx);
+}
+
+/// The timer queue holds the task's waker and the executor holds the timer
+/// queue: unless the executor drops the task, the two keep each other alive.
+#[test]
+fn drop_with_simple_task_asleep_from_block_on_thread() {
+    drop_with_simple_task_parked_on_block_on_thread(fastexec::time::sleep(
+        std::time::Duration::from_secs(3600),
+    ));
+}

@@ -102,6 +102,28 @@ fn notify_all_wakes_every_registered_waiter_and_stores_no_permit() {
 }
 
 #[test]
+fn notify_all_completes_a_waiter_made_before_it_but_not_yet_polled() {
+    let notify = Notify::new();
+    let probe = Probe::new();
+    let mut wait = notify.notified();
+    notify.notify_all();
+    assert!(probe.poll(&mut wait).is_ready());
+    assert!(!permit_stored(&notify), "notify_all stores no permit");
+}
+
+#[test]
+fn notify_all_does_not_complete_a_waiter_made_after_it() {
+    let notify = Notify::new();
+    let probe = Probe::new();
+    notify.notify_all();
+    let mut wait = notify.notified();
+    assert!(probe.poll(&mut wait).is_pending());
+    notify.notify_all();
+    assert_eq!(probe.wakes(), 1);
+    assert!(probe.poll(&mut wait).is_ready());
+}
+
+#[test]
 fn a_dropped_waiter_is_never_woken_and_the_notification_becomes_the_permit() {
     let notify = Notify::new();
     let probe = Probe::new();

@@ -1,6 +1,7 @@
 //! Loom models of `Notify`'s permit and hand-over protocol: a permit is
 //! consumed exactly once, and a `notify_one` racing with a waiter that
-//! leaves is passed on or stored, never lost. A lost notification shows up
+//! leaves is passed on or stored, never lost; a `notify_all` reaches a
+//! waiter made before it even if its first poll races with it. A lost notification shows up
 //! as a deadlock (a `block_on` nobody wakes) or a failed assertion.
 #![cfg(loom)]
 
@@ -93,5 +94,21 @@ fn a_chosen_waiter_that_leaves_hands_the_notification_to_the_next() {
         // Deadlocks if the notification died with the leaving waiter.
         staying.join().unwrap();
         assert!(!take_stored_permit(&notify));
+    });
+}
+
+#[test]
+fn a_notify_all_racing_with_the_first_poll_of_an_earlier_waiter_completes_it() {
+    loom::model(|| {
+        let notify = Arc::new(Notify::new());
+        let waiter_made = notify.notified();
+        let sender = Arc::clone(&notify);
+        let sending = thread::spawn(move || sender.notify_all());
+
+        // Whether the first poll comes before, during or after the
+        // notify_all, the waiter completes (block_on would deadlock if not).
+        block_on(waiter_made);
+        sending.join().unwrap();
+        assert!(!take_stored_permit(&notify), "notify_all stores no permit");
     });
 }

@@ -4,7 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use super::{Failure, Panic};
 
@@ -59,11 +59,48 @@ fn drop_aborted<T>(aborted: Box<Aborted<T>>) {
     drop(aborted);
 }
 
-enum Aborted<T> {
-    /// Waiting until the task's future has been dropped.
-    Waiting(Pin<Box<dyn Future<Output = Output<T>> + Send>>),
-    /// `abort` found the output already there.
+/// An aborted handle's state behind a mutex, so that
+/// [`is_finished`](JoinHandle::is_finished), which takes `&self`, can poll
+/// the cancellation to learn whether the task's future is gone (a cold
+/// path: only aborted handles have one).
+struct Aborted<T>(Mutex<AbortedState<T>>);
+
+enum AbortedState<T> {
+    /// Waiting until the task's future has been dropped. `awaiter` is the
+    /// waker of the last poll of the handle, if any: async-task keeps one
+    /// waker per task, so a poll from `is_finished` must pass that one on
+    /// rather than replace it with a no-op one (a lost wake-up).
+    Waiting {
+        cancel: Pin<Box<dyn Future<Output = Output<T>> + Send>>,
+        awaiter: Option<Waker>,
+    },
+    /// The task's future is gone; this is what it left (`None` once taken,
+    /// or if it was cancelled).
     Ready(Output<T>),
+}
+
+impl<T> AbortedState<T> {
+    /// Polls a waiting cancellation once for the handle's awaiter (`cx`), or
+    /// with the last awaiter's waker when `cx` is `None`, keeping what it
+    /// gives.
+    fn poll_done(&mut self, cx: Option<&mut Context<'_>>) -> Poll<&mut Output<T>> {
+        if let AbortedState::Waiting { cancel, awaiter } = self {
+            if let Some(cx) = &cx {
+                if !awaiter.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                    *awaiter = Some(cx.waker().clone());
+                }
+            }
+            let waker = awaiter
+                .as_ref()
+                .unwrap_or(futures_util::task::noop_waker_ref());
+            let output = std::task::ready!(cancel.as_mut().poll(&mut Context::from_waker(waker)));
+            *self = AbortedState::Ready(output);
+        }
+        match self {
+            AbortedState::Ready(output) => Poll::Ready(output),
+            AbortedState::Waiting { .. } => unreachable!("just made ready"),
+        }
+    }
 }
 
 impl<T: Send + 'static> JoinHandle<T> {
@@ -91,15 +128,15 @@ impl<T: Send + 'static> JoinHandle<T> {
         let Some(task) = self.live.take() else {
             return;
         };
-        let mut cancel = Box::pin(task.cancel());
         // `cancel` is an async fn: nothing happens until it is polled.
         // One poll marks the task cancelled (and schedules it, so the
         // executor drops its future) right now, not when awaited.
-        let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
-        self.aborted = AbortedSlot(Some(Box::new(match cancel.as_mut().poll(&mut cx) {
-            Poll::Ready(output) => Aborted::Ready(output),
-            Poll::Pending => Aborted::Waiting(cancel),
-        })));
+        let mut state = AbortedState::Waiting {
+            cancel: Box::pin(task.cancel()),
+            awaiter: None,
+        };
+        let _ = state.poll_done(None);
+        self.aborted = AbortedSlot(Some(Box::new(Aborted(Mutex::new(state)))));
     }
 }
 
@@ -124,9 +161,18 @@ impl<T> JoinHandle<T> {
     }
 
     /// Whether the task has finished: completed, panicked or been cancelled.
+    /// An aborted task has finished once its future has been dropped, not
+    /// while a poll of it is still running.
     pub fn is_finished(&self) -> bool {
-        match &self.live {
-            Some(task) => task.is_finished(),
+        if let Some(task) = &self.live {
+            return task.is_finished();
+        }
+        match self.aborted.0.as_deref() {
+            Some(Aborted(state)) => {
+                let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+                state.poll_done(None).is_ready()
+            }
+            // Awaited to the end.
             None => true,
         }
     }
@@ -142,8 +188,10 @@ impl<T> Future for JoinHandle<T> {
             output
         } else {
             let output = match self.aborted.0.as_deref_mut() {
-                Some(Aborted::Waiting(cancel)) => std::task::ready!(cancel.as_mut().poll(cx)),
-                Some(Aborted::Ready(output)) => output.take(),
+                Some(Aborted(state)) => {
+                    let state = state.get_mut().unwrap_or_else(|e| e.into_inner());
+                    std::task::ready!(state.poll_done(Some(cx))).take()
+                }
                 None => panic!("JoinHandle polled after it returned the output"),
             };
             self.aborted = AbortedSlot(None);
