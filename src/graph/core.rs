@@ -12,10 +12,15 @@
 //!
 //! The nodes are built by the thread that adds tasks and read by runners on
 //! other cores, so every cache line a task touches is a transfer between
-//! cores. What a run reads and writes for every task sits in the first 128
-//! bytes of its [`Node`], which is aligned to 128 (one pair of lines, which
-//! the CPU fetches together); the rest is read on slower paths only (a
-//! failure, a cancel, a pause, a budget, the report). Dispatching a task
+//! cores. What a run reads and writes for every task is its [`Node`]: 128
+//! bytes, aligned to 128 (one pair of lines, which the CPU fetches
+//! together). The rest (id, dependencies, and behind one pointer the fields
+//! most tasks never set) is its [`Cold`], in a vector of its own at the
+//! same index, read on slower paths only (a failure, a cancel, a pause, a
+//! ranked queue, the report, and gathering outputs of a `T` that is not
+//! unit-like). Kept in the node, those fields made it 256 bytes, and the
+//! nodes' vector, grown by doubling as tasks are added, held up to twice
+//! that per task. Dispatching a task
 //! touches its node's hot lines and the ready queue; recording its end,
 //! those, the list of retired bodies (written in order) and its dependents'
 //! hot lines. A first attempt that completes writes no attempt record of
@@ -107,14 +112,14 @@ impl Options {
     }
 }
 
-/// A task in the graph. What a run touches for every task (state,
-/// counters, body, dependents, output, times) comes first, in the node's
-/// first 128 bytes, and the node is aligned to 128: dispatching a task,
-/// releasing its dependents and recording its end touch one aligned pair of
-/// cache lines of it (which the CPU fetches together), not the whole node.
-/// The rest (ids, dependencies, error, handles, pause state) is read
-/// only by slower paths. Nodes are built by the thread that adds tasks and
-/// read by the runners on other cores, so each line touched is a transfer.
+/// A task in the graph: what a run touches for every task (state,
+/// counters, body, dependents, output, times), in 128 bytes aligned to 128:
+/// dispatching a task, releasing its dependents and recording its end touch
+/// one aligned pair of cache lines of it (which the CPU fetches together).
+/// The rest (id, dependencies, error, handles, pause state) is its
+/// [`Cold`], read only by slower paths. Nodes are built by the thread that
+/// adds tasks and read by the runners on other cores, so each line touched
+/// is a transfer.
 #[repr(C, align(128))]
 pub(crate) struct Node<T> {
     pub(crate) state: TaskState,
@@ -122,8 +127,8 @@ pub(crate) struct Node<T> {
     paused_from: Option<PausedFrom>,
     /// Whether it holds its demand against the budget (while running).
     holds_budget: bool,
-    /// Whether `error`, `handle` or `control` may be set: ending a task
-    /// that never had any reads none of them.
+    /// Whether its [`Rare`] fields `error`, `handle` or `control` may be
+    /// set: ending a task that never had any reads none of them.
     has_extras: bool,
     /// Dependencies not yet completed; meaningful while `Pending`.
     unmet: u32,
@@ -154,11 +159,27 @@ pub(crate) struct Node<T> {
     pub(crate) end: Option<Instant>,
     /// Its options, if any differs from the default (see [`Node::options`]).
     options: Option<Box<Options>>,
-    // Cold: not read or written when a task runs without trouble.
+}
+
+/// What a run reads of a task only on slower paths (a failure, a cancel, a
+/// pause, a ranked queue, the report, inputs asking for ids, outputs to
+/// gather): kept apart from the [`Node`]s, in `Core::cold` at the same
+/// index, so that a node is its 128 hot bytes and nothing else (see
+/// "Layout" in the module docs).
+pub(crate) struct Cold {
     pub(crate) id: TaskId,
     /// Dependencies by index, de-duplicated, in declaration order.
     pub(crate) deps: Edges,
-    pub(crate) error: Option<TaskError>,
+    /// What only a task that failed, was cancelled, paused, went
+    /// asynchronous or was asked for its ids has; allocated when first
+    /// set, while `Node::has_extras` says it may be there.
+    rare: Option<Box<Rare>>,
+}
+
+/// The fields of a [`Cold`] that most tasks never set, boxed together.
+#[derive(Default)]
+struct Rare {
+    error: Option<TaskError>,
     /// Its ids for inputs, once a body asked (see [`Names`]).
     names: Option<Arc<Names>>,
     /// The task driving an attempt that went asynchronous (or a backoff
@@ -172,6 +193,23 @@ pub(crate) struct Node<T> {
     /// Its pause switch, made when a pause is first requested while it runs
     /// (the body reaches it through `Inputs::checkpoint`).
     control: Option<PauseControl>,
+}
+
+impl Cold {
+    /// Its rare fields, if any was set.
+    fn rare(&self) -> Option<&Rare> {
+        self.rare.as_deref()
+    }
+
+    /// Its rare fields, allocated on first use.
+    fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
+    }
+
+    /// The error it ended with, if any.
+    pub(crate) fn error(&self) -> Option<&TaskError> {
+        self.rare()?.error.as_ref()
+    }
 }
 
 impl<T> Node<T> {
@@ -269,18 +307,19 @@ impl Ready {
     /// to the FIFO, into the release of dependents: as a call it cost ~15
     /// instructions per task.)
     #[inline(always)]
-    fn push<T>(&mut self, i: u32, node: &mut Node<T>, since: Instant) {
+    fn push<T>(&mut self, i: u32, node: &Node<T>, cold: &mut [Cold], since: Instant) {
         match self {
             Ready::Fifo(queue) => queue.push_back((i, since)),
-            Ready::Ranked(set) => Self::rank_in(set, i, node, since),
+            Ready::Ranked(set) => Self::rank_in(set, i, node, cold, since),
         }
     }
 
     /// [`Ready::push`] into the ranked set.
     #[inline(never)]
-    fn rank_in<T>(set: &mut ReadySet, i: u32, node: &mut Node<T>, since: Instant) {
-        node.ready_since = Some(since);
-        set.insert(i, node.id.clone(), node.options().priority, since);
+    fn rank_in<T>(set: &mut ReadySet, i: u32, node: &Node<T>, cold: &mut [Cold], since: Instant) {
+        let cold = &mut cold[i as usize];
+        cold.rare_mut().ready_since = Some(since);
+        set.insert(i, cold.id.clone(), node.options().priority, since);
     }
 
     fn len(&self) -> usize {
@@ -293,6 +332,8 @@ impl Ready {
 
 pub(crate) struct Core<T> {
     pub(crate) nodes: Vec<Node<T>>,
+    /// Each node's slow-path part, at the node's index (see [`Cold`]).
+    pub(crate) cold: Vec<Cold>,
     /// Shared with reports taken after the run (copied on write if a task
     /// is added while a report holds it).
     pub(crate) index: Arc<HashMap<TaskId, u32>>,
@@ -338,6 +379,7 @@ impl<T> Core<T> {
             || !config.resources().is_empty();
         let mut core = Core {
             nodes: Vec::new(),
+            cold: Vec::new(),
             index: Arc::default(),
             ready: Ready::Fifo(VecDeque::new()),
             aging: (config.aging_interval(), config.aging_boost()),
@@ -403,6 +445,21 @@ impl<T> Core<T> {
         &mut self.nodes[i as usize]
     }
 
+    /// The slow-path part of node `i` (see [`Cold`]).
+    pub(crate) fn cold(&self, i: u32) -> &Cold {
+        &self.cold[i as usize]
+    }
+
+    /// The rare fields of node `i`, allocated on first use.
+    fn rare_mut(&mut self, i: u32) -> &mut Rare {
+        self.cold[i as usize].rare_mut()
+    }
+
+    /// The id of node `i`.
+    pub(crate) fn id(&self, i: u32) -> &TaskId {
+        &self.cold(i).id
+    }
+
     /// Validates and inserts a batch whole, or changes nothing.
     /// `running` says whether a run is under way (then a finished run
     /// refuses, and ready nodes get runners).
@@ -428,6 +485,7 @@ impl<T> Core<T> {
         let mut node_of = vec![0u32; slots.len()];
         let mut effects = Effects::default();
         self.nodes.reserve(slots.len());
+        self.cold.reserve(slots.len());
         if let Ready::Ranked(set) = &mut self.ready {
             set.reserve_nodes(self.nodes.len() + slots.len());
         }
@@ -455,30 +513,35 @@ impl<T> Core<T> {
             self.node_mut(d).dependents.push(me);
         }
         Arc::make_mut(&mut self.index).insert(task.id.clone(), me);
+        let has_extras = error.is_some();
+        let rare = error.map(|error| {
+            Box::new(Rare {
+                error: Some(error),
+                ..Rare::default()
+            })
+        });
         self.nodes.push(Node {
-            id: task.id,
             body: (!state.is_terminal()).then_some(task.body),
             timeout: task.timeout,
             options: Options::of(task.retry, task.priority, task.demand),
-            names: None,
             n_deps: u32::try_from(deps.len()).expect("fewer than u32::MAX dependencies"),
-            deps,
             dependents: Edges::default(),
             unmet,
             state,
             attempts: 0,
             start: None,
             end: None,
-            has_extras: error.is_some(),
-            error,
+            has_extras,
             output: None,
-            handle: None,
             record: NO_RECORD,
             lane: 0,
-            ready_since: None,
             holds_budget: false,
             paused_from: None,
-            control: None,
+        });
+        self.cold.push(Cold {
+            id: task.id,
+            deps,
+            rare,
         });
         if state.is_terminal() {
             effects.changed = true;
@@ -523,15 +586,15 @@ impl<T> Core<T> {
 
     /// The task that actually failed, for a node that failed or inherited a failure.
     fn failure_root(&self, i: u32) -> TaskId {
-        match &self.node(i).error {
+        match self.cold(i).error() {
             Some(TaskError::UpstreamFailed(root)) => root.clone(),
-            _ => self.node(i).id.clone(),
+            _ => self.id(i).clone(),
         }
     }
 
     /// The reason a dependent of cancelled node `i` is cancelled.
     fn inherited_cancel(&self, i: u32) -> CancelReason {
-        match &self.node(i).error {
+        match self.cold(i).error() {
             Some(TaskError::Cancelled(CancelReason::Upstream(root))) => {
                 CancelReason::Upstream(root.clone())
             }
@@ -539,7 +602,7 @@ impl<T> Core<T> {
             Some(TaskError::Cancelled(CancelReason::FailFast(f))) => {
                 CancelReason::FailFast(f.clone())
             }
-            _ => CancelReason::Upstream(self.node(i).id.clone()),
+            _ => CancelReason::Upstream(self.id(i).clone()),
         }
     }
 
@@ -567,15 +630,15 @@ impl<T> Core<T> {
     /// The ids of node `i` and its dependencies, for an attempt's inputs
     /// (see [`Names`]).
     pub(crate) fn names_of(&mut self, i: u32) -> Arc<Names> {
-        if let Some(names) = &self.node(i).names {
+        if let Some(names) = self.cold(i).rare().and_then(|r| r.names.as_ref()) {
             return Arc::clone(names);
         }
-        let node = self.node(i);
+        let cold = self.cold(i);
         let names = Arc::new(Names {
-            id: node.id.clone(),
-            dep_ids: node.deps.iter().map(|&d| self.node(d).id.clone()).collect(),
+            id: cold.id.clone(),
+            dep_ids: cold.deps.iter().map(|&d| self.id(d).clone()).collect(),
         });
-        self.node_mut(i).names = Some(Arc::clone(&names));
+        self.rare_mut(i).names = Some(Arc::clone(&names));
         names
     }
 
@@ -629,7 +692,8 @@ impl<T> Core<T> {
     /// Puts node `i` in the ready queue, ready since `since`.
     #[inline]
     fn push_ready(&mut self, i: u32, since: Instant) {
-        self.ready.push(i, &mut self.nodes[i as usize], since);
+        self.ready
+            .push(i, &self.nodes[i as usize], &mut self.cold, since);
     }
 
     /// The ready node to start next, if one fits the budget; with a FIFO
@@ -669,10 +733,11 @@ impl<T> Core<T> {
         let mut set = ReadySet::new(self.aging.0, self.aging.1);
         set.reserve_nodes(self.nodes.len());
         for (i, since) in queue {
-            let node = &mut self.nodes[i as usize];
+            let node = &self.nodes[i as usize];
             if node.state == TaskState::Ready {
-                node.ready_since = Some(since);
-                set.insert(i, node.id.clone(), node.options().priority, since);
+                let cold = &mut self.cold[i as usize];
+                cold.rare_mut().ready_since = Some(since);
+                set.insert(i, cold.id.clone(), node.options().priority, since);
             }
         }
         self.ready = Ready::Ranked(set);
@@ -803,9 +868,8 @@ impl<T> Core<T> {
     pub(crate) fn attach(&mut self, i: u32, handle: JoinHandle<()>) -> Option<JoinHandle<()>> {
         match self.node(i).state {
             TaskState::Running | TaskState::Paused => {
-                let node = self.node_mut(i);
-                node.handle = Some(handle);
-                node.has_extras = true;
+                self.node_mut(i).has_extras = true;
+                self.rare_mut(i).handle = Some(handle);
                 None
             }
             TaskState::Cancelled => Some(handle),
@@ -842,9 +906,10 @@ impl<T> Core<T> {
             // Nothing to gather: the inputs read the shared output.
             Outputs::Unit(node.n_deps as usize)
         } else {
+            let deps = &self.cold(i).deps;
             Outputs::gather(
-                node.deps.len(),
-                node.deps.iter().map(|&d| {
+                deps.len(),
+                deps.iter().map(|&d| {
                     let out = self.node(d).output.as_ref();
                     Arc::clone(out.expect("a running task's dependencies completed"))
                 }),
@@ -926,27 +991,27 @@ impl<T> Core<T> {
             self.unready(i);
         }
         let released = self.release_budget(i);
-        let node = self.node_mut(i);
+        let (node, cold) = (&mut self.nodes[i as usize], &mut self.cold[i as usize]);
         debug_assert!(!node.state.is_terminal());
-        if node.has_extras {
-            if let Some(control) = node.control.take() {
+        if node.has_extras || error.is_some() {
+            // (Without extras, the rare fields hold no error, handle or
+            // control.)
+            let rare = cold.rare_mut();
+            if let Some(control) = rare.control.take() {
                 // Wakes a body waiting at a checkpoint (its driver is aborted too).
                 control.cancel();
             }
-            if let Some(h) = node.handle.take() {
+            if let Some(h) = rare.handle.take() {
                 // Our own driver is finishing: detach. Someone else's: abort.
                 if state == TaskState::Cancelled {
                     fx.abort.push(h);
                 }
             }
+            rare.error = error;
+            node.has_extras = true;
         }
         node.paused_from = None;
         node.state = state;
-        if node.has_extras || error.is_some() {
-            // (Without extras, the error is `None` already.)
-            node.error = error;
-            node.has_extras = true;
-        }
         if node.start.is_some() {
             node.end = Some(now);
         }
@@ -1005,7 +1070,7 @@ impl<T> Core<T> {
                 // A paused one becomes ready when it is resumed.
                 if dep.unmet == 0 && !paused_pending {
                     dep.state = TaskState::Ready;
-                    self.ready.push(d, dep, now);
+                    self.ready.push(d, dep, &mut self.cold, now);
                 }
             }
         }
@@ -1056,7 +1121,7 @@ impl<T> Core<T> {
     ) {
         debug_assert!(output.is_some() || self.unit.get().is_some());
         let node = self.node_mut(i);
-        debug_assert!(node.paused_from.is_none() && node.error.is_none());
+        debug_assert!(node.paused_from.is_none() && !node.has_extras);
         if node.attempts == 1 {
             node.start = Some(began);
         }
@@ -1100,9 +1165,8 @@ impl<T> Core<T> {
         let retry = &node.options().retry;
         if node.attempts < retry.max_attempts() && !self.stopped {
             let delay = retry.jittered_backoff(node.attempts);
-            let node = self.node_mut(i);
-            node.error = Some(error);
-            node.has_extras = true;
+            self.node_mut(i).has_extras = true;
+            self.rare_mut(i).error = Some(error);
             return Some(delay);
         }
         self.fail(i, error, now, fx);
@@ -1113,7 +1177,7 @@ impl<T> Core<T> {
     /// upstream-failed (or, fail-fast, everything else is cancelled).
     fn fail(&mut self, i: u32, error: TaskError, now: Instant, fx: &mut Effects) {
         self.settle(i, TaskState::Failed, Some(error), now, fx);
-        let root = self.node(i).id.clone();
+        let root = self.id(i).clone();
         self.doom_dependents(i, now, fx, |_| {
             (
                 TaskState::UpstreamFailed,
@@ -1219,9 +1283,12 @@ impl<T> Core<T> {
                 Ok(None)
             }
             TaskState::Running => {
-                let node = self.node_mut(i);
-                node.has_extras = true;
-                let control = node.control.get_or_insert_with(PauseControl::new).clone();
+                self.node_mut(i).has_extras = true;
+                let control = self
+                    .rare_mut(i)
+                    .control
+                    .get_or_insert_with(PauseControl::new);
+                let control = control.clone();
                 control.request_pause();
                 Ok(Some(control))
             }
@@ -1258,7 +1325,9 @@ impl<T> Core<T> {
     /// running task it withdraws a pause request not yet acknowledged.
     pub(crate) fn resume(&mut self, i: u32, now: Instant) -> Result<Effects, GraphError> {
         let mut fx = Effects::default();
-        let node = self.node_mut(i);
+        let (node, cold) = (&mut self.nodes[i as usize], &self.cold[i as usize]);
+        let rare = cold.rare();
+        let control = rare.and_then(|r| r.control.as_ref());
         match node.state {
             TaskState::Paused => match node.paused_from.take() {
                 Some(PausedFrom::Pending) if node.unmet > 0 => node.state = TaskState::Pending,
@@ -1269,19 +1338,19 @@ impl<T> Core<T> {
                 }
                 Some(PausedFrom::Ready) => {
                     node.state = TaskState::Ready;
-                    let since = node.ready_since.unwrap_or(now);
+                    let since = rare.and_then(|r| r.ready_since).unwrap_or(now);
                     self.push_ready(i, since);
                     self.wake_runners(&mut fx);
                 }
                 Some(PausedFrom::Running) | None => {
                     node.state = TaskState::Running;
-                    if let Some(control) = &node.control {
+                    if let Some(control) = control {
                         control.resume();
                     }
                 }
             },
             TaskState::Running => {
-                if let Some(control) = &node.control {
+                if let Some(control) = control {
                     control.resume();
                 }
             }
@@ -1293,7 +1362,7 @@ impl<T> Core<T> {
 
     /// The pause switch of running node `i`, if a pause was ever requested.
     pub(crate) fn control(&self, i: u32) -> Option<PauseControl> {
-        self.node(i).control.clone()
+        self.cold(i).rare()?.control.clone()
     }
 
     /// Why node `i` is not running; `None` if it is.
@@ -1302,9 +1371,9 @@ impl<T> Core<T> {
         Some(match node.state {
             TaskState::Running => return None,
             TaskState::Pending => {
-                let waiting = node.deps.iter().map(|&d| self.node(d));
-                let waiting = waiting.filter(|d| d.state != TaskState::Completed);
-                Blocked::WaitingOn(waiting.map(|d| d.id.clone()).collect())
+                let waiting = self.cold(i).deps.iter().copied();
+                let waiting = waiting.filter(|&d| self.node(d).state != TaskState::Completed);
+                Blocked::WaitingOn(waiting.map(|d| self.id(d).clone()).collect())
             }
             TaskState::Paused => Blocked::Paused {
                 from: node.paused_from.unwrap_or(PausedFrom::Running),
@@ -1332,10 +1401,9 @@ impl<T> Core<T> {
     }
 
     fn ended(&self, i: u32) -> GraphError {
-        let node = self.node(i);
         GraphError::TaskEnded {
-            id: node.id.clone(),
-            state: node.state,
+            id: self.id(i).clone(),
+            state: self.node(i).state,
         }
     }
 }
@@ -1359,6 +1427,22 @@ mod tests {
         assert_eq!(mem::align_of::<N>(), 128);
         let hot_end = mem::offset_of!(N, options) + mem::size_of::<Option<Box<Options>>>();
         assert!(hot_end <= 128, "the hot fields end at {hot_end}");
-        assert!(mem::offset_of!(N, id) >= hot_end);
+        // Nothing else: the slow-path fields live in `Core::cold`.
+        assert_eq!(mem::size_of::<N>(), 128);
+    }
+
+    #[test]
+    fn the_slow_path_part_of_a_node_boxes_what_most_tasks_never_set() {
+        // An id, the dependencies, one pointer: the rare fields (error,
+        // names, driver, ready time, pause switch) are allocated on first use.
+        assert!(mem::size_of::<Cold>() <= 48, "{}", mem::size_of::<Cold>());
+        let mut cold = Cold {
+            id: "a".into(),
+            deps: Edges::default(),
+            rare: None,
+        };
+        assert!(cold.rare().is_none() && cold.error().is_none());
+        cold.rare_mut().error = Some(TaskError::TimedOut(Duration::from_secs(1)));
+        assert!(matches!(cold.error(), Some(TaskError::TimedOut(_))));
     }
 }

@@ -139,14 +139,15 @@ impl<T> Tables<T> {
             .nodes
             .iter()
             .zip(0..)
-            .map(|(n, i)| TaskRecord {
-                id: n.id.clone(),
-                deps: n.deps.iter().map(|&d| core.node(d).id.clone()).collect(),
+            .zip(&core.cold)
+            .map(|((n, i), cold)| TaskRecord {
+                id: cold.id.clone(),
+                deps: cold.deps.iter().map(|&d| core.id(d).clone()).collect(),
                 state: n.state,
                 attempts: n.attempts,
                 start: n.start.map(at),
                 end: n.end.map(at),
-                error: n.error.clone(),
+                error: cold.error().cloned(),
                 output: core.output(i).cloned(),
             })
             .collect();
@@ -161,7 +162,7 @@ impl<T> Tables<T> {
                 }
                 let name = names[lane].get_or_insert_with(|| lane::name(s.lane));
                 Attempt {
-                    task: core.node(s.node).id.clone(),
+                    task: core.id(s.node).clone(),
                     number: s.attempt,
                     start: at(s.start),
                     end: s.end.map(at),
@@ -171,7 +172,7 @@ impl<T> Tables<T> {
                 }
             })
             .collect();
-        let deps: Vec<&[u32]> = core.nodes.iter().map(|n| &*n.deps).collect();
+        let deps: Vec<&[u32]> = core.cold.iter().map(|c| &*c.deps).collect();
         let critical_path = critical_path(&tasks, &deps);
         let elapsed = at(core.finished_at.unwrap_or_else(Instant::now));
         Tables {

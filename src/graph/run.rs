@@ -158,9 +158,9 @@ impl<T: Send + Sync + 'static> Graph<T> {
     /// assert!(g.to_dot().contains("\"a\" -> \"b\";"));
     /// ```
     pub fn to_dot(&self) -> String {
-        dot::render(self.core.nodes.iter().map(|n| {
-            let deps = n.deps.iter().map(|&d| &self.core.node(d).id);
-            (&n.id, deps, None)
+        dot::render(self.core.cold.iter().map(|c| {
+            let deps = c.deps.iter().map(|&d| self.core.id(d));
+            (&c.id, deps, None)
         }))
     }
 
@@ -988,8 +988,8 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
             match node.state {
                 TaskState::Completed => Some(Ok(Arc::clone(core.output(i)?))),
                 s if s.is_terminal() => Some(Err(GraphError::TaskFailed {
-                    id: node.id.clone(),
-                    source: node.error.clone()?,
+                    id: core.id(i).clone(),
+                    source: core.cold(i).error()?.clone(),
                 })),
                 _ => None,
             }
