@@ -227,11 +227,13 @@ impl<T: Send + Sync + 'static> Shared<T> {
     /// instructions per task).
     #[inline]
     fn apply(self: &Arc<Self>, fx: Effects) {
-        // SeqCst pairs with the increment in `wait`: a watcher registered
-        // before our transition is seen here, or it saw the transition itself.
-        // Each side writes (state, counter) and then reads the other: the
-        // store-buffering shape, which AcqRel does not order.
-        let notify = fx.finished || (fx.changed && self.watchers.load(Ordering::SeqCst) > 0);
+        // Relaxed: the core's lock orders this load against the increment
+        // in `wait` (`Watching::new`). Our transition was made under the
+        // lock, and a watcher increments before it checks the states under
+        // the lock: if its check took the lock after us, it saw the
+        // transition; if before, its increment happens before our lock
+        // acquisition and so before this load, which sees it.
+        let notify = fx.finished || (fx.changed && self.watchers.load(Ordering::Relaxed) > 0);
         if fx.runners > 0 || !fx.retries.is_empty() || !fx.abort.is_empty() || notify {
             self.carry_out(fx, notify);
         }
@@ -1052,17 +1054,17 @@ struct Watching<'a>(&'a AtomicUsize);
 
 impl<'a> Watching<'a> {
     fn new(watchers: &'a AtomicUsize) -> Self {
-        // SeqCst: the write half of the store-buffering pair described at
-        // the load in the state-change path.
-        watchers.fetch_add(1, Ordering::SeqCst);
+        // Relaxed: made before the waiter's first check of the states under
+        // the core's lock, which orders it against the load in
+        // `Shared::apply` (see there).
+        watchers.fetch_add(1, Ordering::Relaxed);
         Watching(watchers)
     }
 }
 
 impl Drop for Watching<'_> {
     fn drop(&mut self) {
-        // Relaxed would do (a stale count only costs a spurious notify);
-        // SeqCst keeps every access to the counter in one total order.
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        // Relaxed: a stale count only costs a spurious notify.
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
