@@ -221,10 +221,9 @@ impl MemberGuard {
 
 impl MemberGuard {
     /// Whether one of the task's groups was cancelled.
+    #[inline]
     pub(crate) fn is_cancelled(&self) -> bool {
-        self.0
-            .as_ref()
-            .is_some_and(|m| m.groups().any(GroupInner::is_cancelled))
+        self.0.as_ref().is_some_and(|m| any_group_cancelled(m))
     }
 
     /// Registers a parked task's waker with each cancellable group, so that
@@ -247,6 +246,13 @@ impl MemberGuard {
         }
         CancelRegistration((!entries.is_empty()).then(|| Box::new(entries)))
     }
+}
+
+/// Whether a group of `membership` was cancelled (out of line: a task in no
+/// group pays only the guard's null test).
+#[inline(never)]
+fn any_group_cancelled(membership: &Membership) -> bool {
+    membership.groups().any(GroupInner::is_cancelled)
 }
 
 impl Drop for MemberGuard {

@@ -207,17 +207,17 @@ impl Worker {
     }
 
     /// The search order, in one place (see the module docs).
+    ///
+    /// Inlined into the run loop up to the ring, where a busy worker finds
+    /// its next task nearly every time; the rest of the order is out of
+    /// line, so the common path saves and restores no more registers than
+    /// it uses.
+    #[inline]
     pub(crate) fn next_task(&self) -> Option<Runnable> {
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
         if tick % GLOBAL_INTERVAL == 0 {
-            // Busy workers fire due timers too, so timers never wait for a
-            // worker to go idle.
-            self.shared.fire_due_timers();
-            // Outside work joins the back of the ring: it cannot starve
-            // behind tasks that keep waking each other (they requeue behind
-            // it), and tasks posted from outside still start in order.
-            self.move_injected_to_ring();
+            self.global_tick();
         }
         // High-priority tasks first (`priority.rs`): one Relaxed load when
         // there are none.
@@ -228,13 +228,29 @@ impl Worker {
             return Some(task);
         }
         self.lifo_streak.set(0);
-        self.local
-            .pop()
-            .or_else(|| self.pull_overflow_batch())
+        self.local.pop().or_else(|| self.next_task_beyond_ring())
+    }
+
+    /// The search order past the ring (see [`Worker::next_task`]).
+    #[inline(never)]
+    fn next_task_beyond_ring(&self) -> Option<Runnable> {
+        self.pull_overflow_batch()
             .or_else(|| self.pull_injected_batch())
             .or_else(|| self.search())
             // No normal work visible: low tasks (and high ones the hint hid).
             .or_else(|| self.shared.ext.priority.pop_any())
+    }
+
+    /// What every [`GLOBAL_INTERVAL`]th tick does before the search order.
+    #[inline(never)]
+    fn global_tick(&self) {
+        // Busy workers fire due timers too, so timers never wait for a
+        // worker to go idle.
+        self.shared.fire_due_timers();
+        // Outside work joins the back of the ring: it cannot starve behind
+        // tasks that keep waking each other (they requeue behind it), and
+        // tasks posted from outside still start in order.
+        self.move_injected_to_ring();
     }
 
     fn pop_lifo(&self) -> Option<Runnable> {
@@ -337,9 +353,10 @@ impl Worker {
 
     /// Runs one task. Found work ends a search; if this was the last
     /// searcher, another worker is woken to look for more.
+    #[inline]
     pub(crate) fn run_task(&self, task: Runnable) {
-        if self.searching.replace(false) && self.shared.idle().transition_from_searching() {
-            self.shared.notify_one();
+        if self.searching.get() {
+            self.end_search();
         }
         self.counters.0.polls.add(1);
         // The task's own panics are caught inside its future; this only
@@ -347,6 +364,16 @@ impl Worker {
         let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
         // Output stored: only now may its groups count it as finished.
         let _ = catch_unwind(context::release_finished);
+    }
+
+    /// Ends this worker's search, waking another worker to search in its
+    /// place if it was the last searcher.
+    #[inline(never)]
+    fn end_search(&self) {
+        self.searching.set(false);
+        if self.shared.idle().transition_from_searching() {
+            self.shared.notify_one();
+        }
     }
 
     /// Sleeps until woken by new work, shutdown, an unpark from a

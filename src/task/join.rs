@@ -181,6 +181,7 @@ impl<T> JoinHandle<T> {
 impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let output = if let Some(task) = &mut self.live {
             let output = std::task::ready!(Pin::new(task).poll(cx));

@@ -114,6 +114,7 @@ impl<F: Future> TaskFuture<F> {
 impl<F: Future> Future for TaskFuture<F> {
     type Output = Result<F::Output, Failure>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         if this.member.is_cancelled() {
