@@ -87,9 +87,9 @@ pub(crate) type Key = u32;
 /// The storage of [`Waiters`].
 type Slots = SmallVec<[Waiter; 2]>;
 
-/// A node's waiters: dependents and awaiters' wakers, in one list. A node
-/// has few, and the first two are stored inline (no allocation for a DAG
-/// node with up to two dependents).
+/// A node's awaiters' wakers and its dependents beyond the two kept in
+/// place, in one list (in the node's [`Cold`] part). Few nodes have any,
+/// and the first two are stored inline.
 ///
 /// An awaiter's index is its key, so entries never move; the slot of an
 /// awaiter that goes away joins a free list and the next waiter takes it.
@@ -154,34 +154,102 @@ impl Waiters {
 }
 
 /// The part of a node that changes while it is pending.
+///
+/// Kept small: with the rest of the node it fits a 128-byte malloc chunk
+/// (glibc's fast bins), which a 10,000-node graph built before it runs
+/// allocates and frees once per node. What most nodes never use (a name,
+/// awaiters, a third dependent) is in [`Cold`], boxed on first use.
+///
+/// The node is *closed* once its outcome is stored: read under this lock,
+/// the outcome says whether the lists below may still grow (see the
+/// [module docs](super)).
 #[derive(Default)]
 struct Waiting {
     /// A dependent's task while it waits for its dependencies: taken by
     /// whoever settles it, to queue it (the last dependency) or drop it
     /// unpolled (a failure, an abort).
     unstarted: Option<Runnable>,
-    /// Set, under the lock, right after `outcome`: from then on nothing is
-    /// added to `waiters`.
-    closed: bool,
     /// The task's handle, for `abort`; `None` before the task is built and
     /// after the node is closed. Dropping it cancels the task; finishing
     /// detaches it.
     task: Option<RawTask<()>>,
-    /// Dependents and awaiters' wakers.
-    waiters: Waiters,
+    /// The first two dependents (a DAG node seldom has more), in place.
+    dependents: [Option<Arc<dyn Dependent>>; 2],
+    cold: Option<Box<Cold>>,
+}
+
+/// What few nodes need, out of line.
+#[derive(Default)]
+struct Cold {
     name: Option<Arc<str>>,
+    /// Awaiters' wakers and dependents beyond the inline two.
+    waiters: Waiters,
+}
+
+/// The waiters a closing node takes out of its lists.
+struct Taken {
+    dependents: [Option<Arc<dyn Dependent>>; 2],
+    waiters: Slots,
+}
+
+impl Taken {
+    fn is_empty(&self) -> bool {
+        self.dependents[0].is_none() && self.waiters.is_empty()
+    }
+}
+
+impl Waiting {
+    fn cold(&mut self) -> &mut Cold {
+        self.cold.get_or_insert_with(Box::default)
+    }
+
+    /// Adds a dependent: into a slot an awaiter left, if there is one (so
+    /// the lists never outgrow the most waiters present at once), else in
+    /// place, else out of line.
+    fn add_dependent(&mut self, dependent: Arc<dyn Dependent>) {
+        let reusable = self
+            .cold
+            .as_deref_mut()
+            .filter(|c| c.waiters.free.is_some());
+        if let Some(cold) = reusable {
+            cold.waiters.insert(Waiter::Dependent(dependent));
+        } else if let Some(slot) = self.dependents.iter_mut().find(|d| d.is_none()) {
+            *slot = Some(dependent);
+        } else {
+            self.cold().waiters.insert(Waiter::Dependent(dependent));
+        }
+    }
+
+    /// Empties both lists, for the node's closing. Inline dependents fill
+    /// their slots in order, so the first is `None` only if both are.
+    fn take_waiters(&mut self) -> Taken {
+        Taken {
+            dependents: std::mem::take(&mut self.dependents),
+            waiters: self
+                .cold
+                .as_deref_mut()
+                .map_or_else(Slots::new, |c| c.waiters.take()),
+        }
+    }
+
+    fn slots(&self) -> usize {
+        let inline = self.dependents.iter().filter(|d| d.is_some()).count();
+        inline + self.cold.as_ref().map_or(0, |c| c.waiters.slots.len())
+    }
 }
 
 impl<T> Node<T> {
     /// Removes a waker left by a dropped awaiter, freeing its slot.
     pub(crate) fn forget_waker(&self, key: Key) {
-        lock(&self.waiting).waiters.remove_waker(key);
+        if let Some(cold) = lock(&self.waiting).cold.as_deref_mut() {
+            cold.waiters.remove_waker(key);
+        }
     }
 
-    /// How many slots the waiter list has (live waiters plus free slots):
-    /// the most waiters it has held at once. Zero once the node finished.
+    /// How many slots the waiter lists have (live waiters plus free slots):
+    /// the most waiters they have held at once. Zero once the node finished.
     pub(crate) fn waiter_slots(&self) -> usize {
-        lock(&self.waiting).waiters.slots.len()
+        lock(&self.waiting).slots()
     }
 }
 
@@ -194,7 +262,12 @@ impl<T: Send + Sync + 'static> Node<T> {
             outcome: OnceLock::new(),
             unmet: AtomicUsize::new(unmet),
             waiting: Mutex::new(Waiting {
-                name,
+                cold: name.map(|name| {
+                    Box::new(Cold {
+                        name: Some(name),
+                        ..Cold::default()
+                    })
+                }),
                 ..Waiting::default()
             }),
         }
@@ -205,11 +278,15 @@ impl<T: Send + Sync + 'static> Node<T> {
     }
 
     pub(crate) fn label(&self) -> TaskLabel {
-        TaskLabel::new(self.id.get(), lock(&self.waiting).name.clone())
+        let name = lock(&self.waiting)
+            .cold
+            .as_ref()
+            .and_then(|c| c.name.clone());
+        TaskLabel::new(self.id.get(), name)
     }
 
     pub(crate) fn set_name(&self, name: Arc<str>) {
-        lock(&self.waiting).name = Some(name);
+        lock(&self.waiting).cold().name = Some(name);
     }
 
     pub(crate) fn outcome(&self) -> Option<Outcome<T>> {
@@ -237,11 +314,11 @@ impl<T: Send + Sync + 'static> Node<T> {
         if self.outcome.set(outcome.map_err(Box::new)).is_err() {
             return;
         }
+        // Closed from here on: whoever takes the lock next sees the outcome.
         let (waiters, task, unstarted) = {
             let mut waiting = lock(&self.waiting);
-            waiting.closed = true;
             let task = waiting.task.take();
-            (waiting.waiters.take(), task, waiting.unstarted.take())
+            (waiting.take_waiters(), task, waiting.unstarted.take())
         };
         // Dropping a task that never ran drops its future, whose guard
         // finds the node finished and does nothing.
@@ -260,7 +337,7 @@ impl<T: Send + Sync + 'static> Node<T> {
     /// failed while the spawner registered), drops the task unpolled.
     pub(crate) fn set_task(&self, task: Option<RawTask<()>>, unstarted: Option<Runnable>) {
         let mut waiting = lock(&self.waiting);
-        if waiting.closed {
+        if self.is_closed(&waiting) {
             drop(waiting);
             drop(unstarted);
             // Finished already (the task itself, or a failed dependency):
@@ -287,7 +364,7 @@ impl<T: Send + Sync + 'static> Node<T> {
     pub(crate) fn abort(&self) {
         let (task, unstarted) = {
             let mut waiting = lock(&self.waiting);
-            if waiting.closed {
+            if self.is_closed(&waiting) {
                 return;
             }
             (waiting.task.take(), waiting.unstarted.take())
@@ -305,17 +382,26 @@ impl<T: Send + Sync + 'static> Node<T> {
             return Poll::Ready(unstored(stored));
         }
         let mut waiting = lock(&self.waiting);
-        if waiting.closed {
+        if self.is_closed(&waiting) {
             drop(waiting);
             return Poll::Ready(unstored(self.closed_outcome()));
         }
         // A handle frees its slot only when it drops, so slot `key` is
         // still this handle's.
-        match key.and_then(|k| waiting.waiters.waker_mut(k)) {
+        let waiters = &mut waiting.cold().waiters;
+        match key.and_then(|k| waiters.waker_mut(k)) {
             Some(waker) => waker.clone_from(cx.waker()),
-            None => *key = Some(waiting.waiters.insert(Waiter::Waker(cx.waker().clone()))),
+            None => *key = Some(waiters.insert(Waiter::Waker(cx.waker().clone()))),
         }
         Poll::Pending
+    }
+
+    /// Whether the node is closed, read under its lock (`_locked` proves
+    /// it is held): its outcome is stored before the finisher takes the
+    /// lock to empty the lists, so one seen unset here means the finisher
+    /// will find, under the lock, whatever is added before unlocking.
+    fn is_closed(&self, _locked: &Waiting) -> bool {
+        self.outcome.get().is_some()
     }
 
     /// The outcome of a node seen closed under the lock.
@@ -336,8 +422,8 @@ impl<T: Send + Sync + 'static> Register for Node<T> {
             return registered(outcome);
         }
         let mut waiting = lock(&self.waiting);
-        if !waiting.closed {
-            waiting.waiters.insert(Waiter::Dependent(dependent.clone()));
+        if !self.is_closed(&waiting) {
+            waiting.add_dependent(dependent.clone());
             return Registration::Waiting;
         }
         drop(waiting);
@@ -347,7 +433,7 @@ impl<T: Send + Sync + 'static> Register for Node<T> {
 
 /// The waiters of a node that just finished, and how it finished.
 struct Released {
-    waiters: Slots,
+    waiters: Taken,
     failure: Option<CompletionError>,
 }
 
@@ -370,9 +456,7 @@ thread_local! {
 fn release(first: Released) {
     if first.failure.is_none() {
         let mut panic = None;
-        for waiter in first.waiters {
-            hand_over(waiter, None, &mut panic);
-        }
+        hand_over_all(first.waiters, None, &mut panic);
         if let Some(p) = panic {
             resume_unwind(p);
         }
@@ -393,9 +477,7 @@ fn release(first: Released) {
     let mut panic = None;
     let mut next = Some(first);
     while let Some(batch) = next {
-        for waiter in batch.waiters {
-            hand_over(waiter, batch.failure.as_ref(), &mut panic);
-        }
+        hand_over_all(batch.waiters, batch.failure.as_ref(), &mut panic);
         next = QUEUED
             .try_with(|q| q.borrow_mut().as_mut().and_then(Vec::pop))
             .ok()
@@ -409,17 +491,43 @@ fn release(first: Released) {
     }
 }
 
-/// Wakes `waiter`, or hands it the outcome if it is a dependent, keeping
-/// the first panic for after the others are released.
-fn hand_over(waiter: Waiter, failure: Option<&CompletionError>, panic: &mut Option<Panic>) {
-    let dependent = match waiter {
-        Waiter::Dependent(dependent) => dependent,
-        Waiter::Waker(waker) => return waker.wake(),
-        Waiter::Vacant(_) => return,
-    };
+/// Hands the outcome to every waiter taken from a closing node.
+fn hand_over_all(taken: Taken, failure: Option<&CompletionError>, panic: &mut Option<Panic>) {
+    for dependent in taken.dependents.into_iter().flatten() {
+        hand_over_dependent(dependent, failure, panic);
+    }
+    for waiter in taken.waiters {
+        match waiter {
+            Waiter::Dependent(dependent) => hand_over_dependent(dependent, failure, panic),
+            Waiter::Waker(waker) => waker.wake(),
+            Waiter::Vacant(_) => {}
+        }
+    }
+}
+
+/// Hands `dependent` the outcome, keeping the first panic for after the
+/// others are released.
+fn hand_over_dependent(
+    dependent: Arc<dyn Dependent>,
+    failure: Option<&CompletionError>,
+    panic: &mut Option<Panic>,
+) {
     // A dependent's drop glue (user code) may panic; release the others
     // first so that none is left waiting forever.
     if let Err(p) = catch_unwind(AssertUnwindSafe(|| dependent.dependency_finished(failure))) {
         panic.get_or_insert(p);
+    }
+}
+
+#[cfg(all(test, not(loom), target_pointer_width = "64"))]
+mod tests {
+    use super::Node;
+
+    /// A node with its `Arc` counts fits a 128-byte malloc chunk (120
+    /// usable bytes), glibc's largest fast-bin size.
+    #[test]
+    fn a_node_fits_a_128_byte_chunk() {
+        assert!(std::mem::size_of::<Node<()>>() + 16 <= 120);
+        assert!(std::mem::size_of::<Node<String>>() + 16 <= 120);
     }
 }
