@@ -96,7 +96,10 @@
 //! finished). If a dependency fails while the spawner registers, the node
 //! is finished before its task exists: the spawner, handing the task over,
 //! finds the node closed and drops the task instead. If a dependency had
-//! failed already, no task is built. The decrements are `AcqRel`: the one
+//! failed already, no task is built; if every one had succeeded already,
+//! no list holds the node and no handle to it exists yet, so the spawner
+//! queues the task itself (keeping only its handle in the node, for abort)
+//! instead of parking it there. The decrements are `AcqRel`: the one
 //! reaching zero sees every dependency's outcome, and the queue hands that
 //! on to the thread that polls the task. No lock is held while another is
 //! taken: finishing takes a node's own lock only to close it, and releases

@@ -39,9 +39,10 @@ pub trait Dependent: Send + Sync {
 /// A completion as [`spawn_after`](super::spawn_after) registers with it,
 /// without its output type.
 pub trait Register: Send + Sync {
-    /// Adds `dependent` to the completion's list, or, if the completion has
-    /// an outcome already, says which without adding it.
-    fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration;
+    /// Adds a reference to the dependent, made by `edge`, to the
+    /// completion's list, or, if the completion has an outcome already,
+    /// says which without making one.
+    fn register(&self, edge: &dyn Fn() -> Arc<dyn Dependent>) -> Registration;
 }
 
 /// The result of [`Register::register`].
@@ -413,7 +414,7 @@ impl<T: Send + Sync + 'static> Node<T> {
 }
 
 impl<T: Send + Sync + 'static> Register for Node<T> {
-    fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration {
+    fn register(&self, edge: &dyn Fn() -> Arc<dyn Dependent>) -> Registration {
         let registered = |outcome: &Stored<T>| match outcome {
             Ok(_) => Registration::Succeeded,
             Err(e) => Registration::Failed((**e).clone()),
@@ -423,7 +424,7 @@ impl<T: Send + Sync + 'static> Register for Node<T> {
         }
         let mut waiting = lock(&self.waiting);
         if !self.is_closed(&waiting) {
-            waiting.add_dependent(dependent.clone());
+            waiting.add_dependent(edge());
             return Registration::Waiting;
         }
         drop(waiting);
@@ -493,7 +494,11 @@ fn release(first: Released) {
 
 /// Hands the outcome to every waiter taken from a closing node.
 fn hand_over_all(taken: Taken, failure: Option<&CompletionError>, panic: &mut Option<Panic>) {
-    for dependent in taken.dependents.into_iter().flatten() {
+    let [first, second] = taken.dependents;
+    if let Some(dependent) = first {
+        hand_over_dependent(dependent, failure, panic);
+    }
+    if let Some(dependent) = second {
         hand_over_dependent(dependent, failure, panic);
     }
     for waiter in taken.waiters {
