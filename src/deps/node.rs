@@ -3,6 +3,7 @@
 //!
 //! See the [module docs](super) for the protocol and why it is correct.
 
+use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
@@ -19,13 +20,48 @@ use crate::task::{Panic, RawTask, Runnable};
 pub(crate) type Outcome<T> = Result<Arc<T>, CompletionError>;
 
 /// An outcome as a node stores it: the error boxed, so that a pending node
-/// (where it is only a possibility) stays small.
-type Stored<T> = Result<Arc<T>, Box<CompletionError>>;
+/// (where it is only a possibility) stays small, and a `()` output not at
+/// all (`None`: see [`stored_output`]).
+type Stored<T> = Result<Option<Arc<T>>, Box<CompletionError>>;
 
-fn unstored<T>(stored: &Stored<T>) -> Outcome<T> {
+fn unstored<T: Send + Sync + 'static>(stored: &Stored<T>) -> Outcome<T> {
     match stored {
-        Ok(output) => Ok(output.clone()),
+        Ok(output) => Ok(handed_out(output)),
         Err(error) => Err((**error).clone()),
+    }
+}
+
+/// Whether `T` is `()`.
+fn is_unit<T: 'static>() -> bool {
+    TypeId::of::<T>() == TypeId::of::<()>()
+}
+
+/// `value` as a node stores it.
+///
+/// A `()` output carries nothing, and side-effect tasks (most of a DAG's
+/// nodes) give one: the node stores nothing, and every reader gets its
+/// thread's shared `Arc<()>` (see [`handed_out`]), so no task allocates an
+/// `Arc<()>` or counts references to one in its node. Two such completions'
+/// outputs are thus the same `Arc`, which no one can tell from two equal
+/// ones.
+fn stored_output<T: Send + Sync + 'static>(value: T) -> Option<Arc<T>> {
+    (!is_unit::<T>()).then(|| Arc::new(value))
+}
+
+/// A stored output as completions hand it out: a clone of the `Arc`, or,
+/// for a `()` output, of this thread's shared one.
+fn handed_out<T: Send + Sync + 'static>(stored: &Option<Arc<T>>) -> Arc<T> {
+    thread_local! {
+        static UNIT: Arc<dyn Any + Send + Sync> = Arc::new(());
+    }
+    match stored {
+        Some(output) => output.clone(),
+        None => {
+            // The cell is gone only during this thread's exit.
+            let unit = UNIT.try_with(Arc::clone).unwrap_or_else(|_| Arc::new(()));
+            unit.downcast::<T>()
+                .unwrap_or_else(|_| unreachable!("only a `()` output is stored as `None`"))
+        }
     }
 }
 
@@ -301,7 +337,7 @@ impl<T: Send + Sync + 'static> Node<T> {
     /// The output of a node known to have succeeded.
     pub(crate) fn output(&self) -> Arc<T> {
         match self.outcome.get() {
-            Some(Ok(output)) => output.clone(),
+            Some(Ok(output)) => handed_out(output),
             _ => unreachable!("a dependent starts only after its dependencies succeeded"),
         }
     }
@@ -310,9 +346,10 @@ impl<T: Send + Sync + 'static> Node<T> {
     /// has an effect: a task that finishes after it was aborted, or an abort
     /// after the task finished, changes nothing. A dependent's task that
     /// had not started is dropped unpolled.
-    pub(crate) fn finish(&self, outcome: Outcome<T>) {
+    pub(crate) fn finish(&self, outcome: Result<T, CompletionError>) {
         let failure = outcome.as_ref().err().cloned();
-        if self.outcome.set(outcome.map_err(Box::new)).is_err() {
+        let stored = outcome.map(stored_output).map_err(Box::new);
+        if self.outcome.set(stored).is_err() {
             return;
         }
         // Closed from here on: whoever takes the lock next sees the outcome.
