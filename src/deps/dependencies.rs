@@ -75,7 +75,7 @@ pub trait Held: Send + Sync + 'static {
 impl<T: Send + Sync + 'static> Dependency for Completion<T> {
     type Output = T;
     fn into_node(self) -> Arc<Node<T>> {
-        self.node().clone()
+        Completion::into_node(self)
     }
 }
 
