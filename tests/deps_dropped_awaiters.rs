@@ -88,3 +88,29 @@ fn a_freed_slot_serves_the_next_awaiter_and_dependent() {
         ));
     });
 }
+
+/// A completion that was polled (so it holds a waker slot) and is then given
+/// by value to `spawn_after` frees its slot, as dropping it would: the
+/// dependent takes it.
+#[test]
+fn an_awaiter_given_to_spawn_after_frees_its_slot() {
+    with_timeout(|| {
+        let ex = executor(1);
+        let (gate, task) = gated_task(&ex);
+        let mut awaiter = task.clone();
+        let wakes = poll_pending(&mut awaiter);
+        assert_eq!(task.waiter_slots(), 1);
+        let dependent = ex.spawn_after(awaiter, |_| async { "released" });
+        assert_eq!(
+            task.waiter_slots(),
+            1,
+            "the dependent took the slot the awaiter left"
+        );
+        gate.open();
+        assert_eq!(
+            *ex.block_on(dependent).expect("the dependent runs"),
+            "released"
+        );
+        assert_eq!(wakes.count(), 0, "the given-away awaiter is not woken");
+    });
+}

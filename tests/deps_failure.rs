@@ -4,7 +4,7 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use fastexec::deps::CompletionError;
@@ -242,4 +242,49 @@ fn builder_names_appear_in_the_error_text() {
              failed: task {download} \"download\" panicked: 404"
         )
     );
+}
+
+/// Aborts racing with releases: a worker finishes the dependency while the
+/// test thread aborts its dependents one by one. Whichever side wins for a
+/// dependent, it runs at most once, and its completion agrees with whether
+/// it ran: a dependent that ran succeeded (an abort after its start lets
+/// this short body finish or cancels it before it counts), one that did not
+/// run reports a cancellation, never an upstream failure. (The body is
+/// one poll that ends the task, so a cancelled one never ran it.)
+#[test]
+fn aborts_racing_with_releases_run_each_dependent_at_most_once() {
+    with_timeout(|| {
+        let ex = executor(2);
+        for _ in 0..50 {
+            let (sender, receiver) = futures::channel::oneshot::channel::<()>();
+            let root = ex.spawn_completion(async move { receiver.await.unwrap() });
+            let runs: Vec<_> = (0..64).map(|_| Arc::new(AtomicUsize::new(0))).collect();
+            let dependents: Vec<_> = runs
+                .iter()
+                .map(|runs| {
+                    let runs = runs.clone();
+                    ex.spawn_after(&root, move |_| async move {
+                        runs.fetch_add(1, Ordering::SeqCst);
+                    })
+                })
+                .collect();
+            sender.send(()).unwrap();
+            for dependent in &dependents {
+                dependent.abort();
+            }
+            for (dependent, runs) in dependents.into_iter().zip(&runs) {
+                let outcome = ex.block_on(dependent);
+                let ran = runs.load(Ordering::SeqCst);
+                assert!(ran <= 1, "a dependent ran {ran} times");
+                match outcome {
+                    Ok(_) => assert_eq!(ran, 1, "succeeded without running"),
+                    Err(err) => {
+                        assert!(err.is_cancelled(), "{err}");
+                        assert_eq!(ran, 0, "cancelled after its body finished");
+                    }
+                }
+            }
+            assert!(ex.block_on(root).is_ok());
+        }
+    });
 }

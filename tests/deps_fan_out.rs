@@ -100,3 +100,35 @@ fn registration_racing_with_completion_loses_no_release() {
     });
     assert_eq!(ran, 2_000);
 }
+
+/// A dependent whose dependencies had all succeeded is queued by
+/// `spawn_after` itself, without waiting in its node; it can still be
+/// aborted while it waits in the queue, and then never runs.
+#[test]
+fn a_dependent_queued_at_once_can_still_be_aborted() {
+    let (err, ran) = with_timeout(|| {
+        let ex = executor(1);
+        let done = ex.spawn_completion(async { 1 });
+        ex.block_on(done.clone()).expect("the dependency succeeds");
+        // Keep the only worker busy, so the dependent stays queued.
+        let gate = support::Gate::new();
+        let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (opened, flag) = (gate.clone(), started.clone());
+        let blocker = ex.spawn(async move {
+            flag.store(true, Ordering::SeqCst);
+            opened.wait_blocking();
+        });
+        assert!(support::spin_until(|| started.load(Ordering::SeqCst)));
+        let ran = Arc::new(AtomicUsize::new(0));
+        let counter = ran.clone();
+        let after = ex.spawn_after(&done, move |_| async move {
+            counter.fetch_add(1, Ordering::SeqCst);
+        });
+        after.abort();
+        gate.open();
+        ex.block_on(blocker).expect("the blocker finishes");
+        (ex.block_on(after).unwrap_err(), ran.load(Ordering::SeqCst))
+    });
+    assert!(err.is_cancelled(), "{err}");
+    assert_eq!(ran, 0, "an aborted dependent never runs");
+}

@@ -32,28 +32,45 @@ use super::node::{Key, Node};
 /// assert!(std::sync::Arc::ptr_eq(&a, &b));
 /// ```
 pub struct Completion<T> {
-    node: Arc<Node<T>>,
+    /// `None` only inside [`Completion::into_node`], which moves it out
+    /// (a type with `Drop` cannot give up a field otherwise).
+    node: Option<Arc<Node<T>>>,
     /// This handle's waker slot in the node, while it is being awaited.
     waiter: Option<Key>,
 }
 
 impl<T: Send + Sync + 'static> Completion<T> {
     pub(crate) fn new(node: Arc<Node<T>>) -> Self {
-        Completion { node, waiter: None }
+        Completion {
+            node: Some(node),
+            waiter: None,
+        }
     }
 
     pub(crate) fn node(&self) -> &Arc<Node<T>> {
-        &self.node
+        self.node
+            .as_ref()
+            .expect("a completion has its node until consumed")
+    }
+
+    /// The node, moved out rather than cloned (no reference count touched):
+    /// a dependency given by value to `spawn_after`.
+    pub(crate) fn into_node(mut self) -> Arc<Node<T>> {
+        let node = self.node.take();
+        if let (Some(node), Some(key)) = (&node, self.waiter.take()) {
+            node.forget_waker(key);
+        }
+        node.expect("a completion has its node until consumed")
     }
 
     /// The task's number, unique in the process; errors show it.
     pub fn id(&self) -> u64 {
-        self.node.id().get()
+        self.node().id().get()
     }
 
     /// The task's number and name.
     pub fn label(&self) -> TaskLabel {
-        self.node.label()
+        self.node().label()
     }
 
     /// Names the task; errors created from now on show the name. A task may
@@ -65,13 +82,13 @@ impl<T: Send + Sync + 'static> Completion<T> {
     /// assert_eq!(task.label().name(), Some("one"));
     /// ```
     pub fn named(self, name: impl Into<Arc<str>>) -> Self {
-        self.node.set_name(name.into());
+        self.node().set_name(name.into());
         self
     }
 
     /// Whether the task has an outcome (output or error).
     pub fn is_finished(&self) -> bool {
-        self.node.is_finished()
+        self.node().is_finished()
     }
 
     /// The outcome if the task has finished, without waiting.
@@ -82,7 +99,7 @@ impl<T: Send + Sync + 'static> Completion<T> {
     /// assert_eq!(*task.try_get().unwrap().unwrap(), 7);
     /// ```
     pub fn try_get(&self) -> Option<Result<Arc<T>, CompletionError>> {
-        self.node.outcome()
+        self.node().outcome()
     }
 
     /// How many waiter slots the task's completion state holds: the most
@@ -91,7 +108,7 @@ impl<T: Send + Sync + 'static> Completion<T> {
     /// tests use it to check that dropped awaiters leave nothing behind.
     #[doc(hidden)]
     pub fn waiter_slots(&self) -> usize {
-        self.node.waiter_slots()
+        self.node().waiter_slots()
     }
 
     /// Cancels the task. A running task's future is dropped (after its
@@ -109,7 +126,7 @@ impl<T: Send + Sync + 'static> Completion<T> {
     /// assert!(err.failed_dependency().is_some());
     /// ```
     pub fn abort(&self) {
-        self.node.abort();
+        self.node().abort();
     }
 }
 
@@ -127,7 +144,11 @@ impl<T: Send + Sync + 'static> Future for Completion<T> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        this.node.poll_outcome(&mut this.waiter, cx)
+        let node = this
+            .node
+            .as_ref()
+            .expect("a completion has its node until consumed");
+        node.poll_outcome(&mut this.waiter, cx)
     }
 }
 
@@ -136,7 +157,9 @@ impl<T> Unpin for Completion<T> {}
 impl<T> Drop for Completion<T> {
     fn drop(&mut self) {
         if let Some(key) = self.waiter.take() {
-            self.node.forget_waker(key);
+            if let Some(node) = &self.node {
+                node.forget_waker(key);
+            }
         }
     }
 }

@@ -75,7 +75,7 @@ pub trait Held: Send + Sync + 'static {
 impl<T: Send + Sync + 'static> Dependency for Completion<T> {
     type Output = T;
     fn into_node(self) -> Arc<Node<T>> {
-        self.node().clone()
+        Completion::into_node(self)
     }
 }
 
@@ -267,24 +267,24 @@ where
     Fut::Output: Send + Sync + 'static,
 {
     let options = builder.options();
-    let node = Arc::new(Node::new(options.name().cloned(), deps.count() + 1));
+    let deps_count = deps.count();
+    let node = Arc::new(Node::new(options.name().cloned(), deps_count + 1));
     // Our own token, plus each dependency that had succeeded already.
     let mut met_already = 1;
     let mut failed = None;
-    {
-        let dependent: Arc<dyn Dependent> = node.clone();
-        deps.each(&mut |dep| match dep.register(&dependent) {
-            Registration::Waiting => Continue(()),
-            Registration::Succeeded => {
-                met_already += 1;
-                Continue(())
-            }
-            Registration::Failed(error) => {
-                failed = Some(error);
-                Break(())
-            }
-        });
-    }
+    // One reference per list the node joins, made only then.
+    let edge = || -> Arc<dyn Dependent> { node.clone() };
+    deps.each(&mut |dep| match dep.register(&edge) {
+        Registration::Waiting => Continue(()),
+        Registration::Succeeded => {
+            met_already += 1;
+            Continue(())
+        }
+        Registration::Failed(error) => {
+            failed = Some(error);
+            Break(())
+        }
+    });
     if let Some(error) = failed {
         // Our token is never given back: the count cannot reach zero. No
         // task is built.
@@ -296,6 +296,15 @@ where
     let (unstarted, task) = builder.with_target(|shared, worker| {
         build_producer(shared, &node, future, membership, worker, options)
     });
+    if met_already == deps_count + 1 {
+        // Every dependency had succeeded: no list holds the node and no
+        // handle to it exists yet, so nothing can release, fail or abort
+        // it meanwhile. Queue the task at once, as the last decrement
+        // would, without parking it in the node.
+        node.set_task(Some(task), None);
+        unstarted.schedule();
+        return node;
+    }
     // Outside `with_target`: if a dependency failed meanwhile, this drops
     // the task, running its future's drop glue.
     node.set_task(Some(task), Some(unstarted));

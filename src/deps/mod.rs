@@ -61,24 +61,30 @@
 //! # Protocol (why no release is lost or doubled)
 //!
 //! Each completion's node has an outcome cell (a `OnceLock`, set once) and a
-//! small mutex-protected state: a `closed` flag, the waiters (dependents and
-//! wakers), the task's handle (for abort) and, for a dependent not yet
-//! released, its task. The lock is never taken while a task is polled, only
-//! when a dependent registers, a task is built, released or finishes, or a
+//! small mutex-protected state: the waiters (the first two dependents in
+//! place; awaiters' wakers, further dependents and the name in a box made
+//! on first use), the task's handle (for abort) and, for a dependent not
+//! yet released, its task. The node is *closed* once its outcome is
+//! stored; code holding the lock reads that as "the lists are taken or
+//! about to be". The lock is never taken while a task is polled, only when
+//! a dependent registers, a task is built, released or finishes, or a
 //! handle is awaited.
 //!
 //! * **Finish**: store the outcome (the first finisher wins: a task, an
-//!   abort and failing dependencies may race), then, under the lock, set
-//!   `closed` and take the lists and the unreleased task; after unlocking,
-//!   drop that task unpolled, wake the wakers and release the dependents.
+//!   abort and failing dependencies may race), then, under the lock, take
+//!   the lists and the unreleased task; after unlocking, drop that task
+//!   unpolled, wake the wakers and release the dependents.
 //! * **Register**: if the outcome is stored, use it at once without
-//!   registering; else, under the lock, if not `closed`, push the
-//!   dependent; if `closed`, use the outcome, which is stored before
-//!   `closed` is set and so visible through the lock.
+//!   registering; else, under the lock, if the outcome is still not
+//!   stored, push the dependent; if it is, use it.
 //!
 //! Registration and the closing step are serialised by the lock, so each
-//! edge is handled exactly once: either it is in the list when the finisher
-//! takes it, or the registrar saw the outcome. The dependent's counter starts
+//! edge is handled exactly once: if the registrar, under the lock, finds no
+//! outcome, the finisher had not yet taken the lock (its outcome, stored
+//! before it locks, would be visible through the lock otherwise), so it
+//! finds the new entry when it does; if the registrar finds the outcome, it
+//! does not push. Handing the node its task and aborting it follow the same
+//! rule. The dependent's counter starts
 //! at the number of dependencies **plus one**, a token the spawner holds
 //! until it has registered with all of them and handed the node its task
 //! (then it gives the token back, adding one for each dependency that had
@@ -90,7 +96,10 @@
 //! finished). If a dependency fails while the spawner registers, the node
 //! is finished before its task exists: the spawner, handing the task over,
 //! finds the node closed and drops the task instead. If a dependency had
-//! failed already, no task is built. The decrements are `AcqRel`: the one
+//! failed already, no task is built; if every one had succeeded already,
+//! no list holds the node and no handle to it exists yet, so the spawner
+//! queues the task itself (keeping only its handle in the node, for abort)
+//! instead of parking it there. The decrements are `AcqRel`: the one
 //! reaching zero sees every dependency's outcome, and the queue hands that
 //! on to the thread that polls the task. No lock is held while another is
 //! taken: finishing takes a node's own lock only to close it, and releases

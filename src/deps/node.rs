@@ -3,6 +3,7 @@
 //!
 //! See the [module docs](super) for the protocol and why it is correct.
 
+use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
@@ -19,13 +20,48 @@ use crate::task::{Panic, RawTask, Runnable};
 pub(crate) type Outcome<T> = Result<Arc<T>, CompletionError>;
 
 /// An outcome as a node stores it: the error boxed, so that a pending node
-/// (where it is only a possibility) stays small.
-type Stored<T> = Result<Arc<T>, Box<CompletionError>>;
+/// (where it is only a possibility) stays small, and a `()` output not at
+/// all (`None`: see [`stored_output`]).
+type Stored<T> = Result<Option<Arc<T>>, Box<CompletionError>>;
 
-fn unstored<T>(stored: &Stored<T>) -> Outcome<T> {
+fn unstored<T: Send + Sync + 'static>(stored: &Stored<T>) -> Outcome<T> {
     match stored {
-        Ok(output) => Ok(output.clone()),
+        Ok(output) => Ok(handed_out(output)),
         Err(error) => Err((**error).clone()),
+    }
+}
+
+/// Whether `T` is `()`.
+fn is_unit<T: 'static>() -> bool {
+    TypeId::of::<T>() == TypeId::of::<()>()
+}
+
+/// `value` as a node stores it.
+///
+/// A `()` output carries nothing, and side-effect tasks (most of a DAG's
+/// nodes) give one: the node stores nothing, and every reader gets its
+/// thread's shared `Arc<()>` (see [`handed_out`]), so no task allocates an
+/// `Arc<()>` or counts references to one in its node. Two such completions'
+/// outputs are thus the same `Arc`, which no one can tell from two equal
+/// ones.
+fn stored_output<T: Send + Sync + 'static>(value: T) -> Option<Arc<T>> {
+    (!is_unit::<T>()).then(|| Arc::new(value))
+}
+
+/// A stored output as completions hand it out: a clone of the `Arc`, or,
+/// for a `()` output, of this thread's shared one.
+fn handed_out<T: Send + Sync + 'static>(stored: &Option<Arc<T>>) -> Arc<T> {
+    thread_local! {
+        static UNIT: Arc<dyn Any + Send + Sync> = Arc::new(());
+    }
+    match stored {
+        Some(output) => output.clone(),
+        None => {
+            // The cell is gone only during this thread's exit.
+            let unit = UNIT.try_with(Arc::clone).unwrap_or_else(|_| Arc::new(()));
+            unit.downcast::<T>()
+                .unwrap_or_else(|_| unreachable!("only a `()` output is stored as `None`"))
+        }
     }
 }
 
@@ -39,9 +75,10 @@ pub trait Dependent: Send + Sync {
 /// A completion as [`spawn_after`](super::spawn_after) registers with it,
 /// without its output type.
 pub trait Register: Send + Sync {
-    /// Adds `dependent` to the completion's list, or, if the completion has
-    /// an outcome already, says which without adding it.
-    fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration;
+    /// Adds a reference to the dependent, made by `edge`, to the
+    /// completion's list, or, if the completion has an outcome already,
+    /// says which without making one.
+    fn register(&self, edge: &dyn Fn() -> Arc<dyn Dependent>) -> Registration;
 }
 
 /// The result of [`Register::register`].
@@ -87,9 +124,9 @@ pub(crate) type Key = u32;
 /// The storage of [`Waiters`].
 type Slots = SmallVec<[Waiter; 2]>;
 
-/// A node's waiters: dependents and awaiters' wakers, in one list. A node
-/// has few, and the first two are stored inline (no allocation for a DAG
-/// node with up to two dependents).
+/// A node's awaiters' wakers and its dependents beyond the two kept in
+/// place, in one list (in the node's [`Cold`] part). Few nodes have any,
+/// and the first two are stored inline.
 ///
 /// An awaiter's index is its key, so entries never move; the slot of an
 /// awaiter that goes away joins a free list and the next waiter takes it.
@@ -154,34 +191,102 @@ impl Waiters {
 }
 
 /// The part of a node that changes while it is pending.
+///
+/// Kept small: with the rest of the node it fits a 128-byte malloc chunk
+/// (glibc's fast bins), which a 10,000-node graph built before it runs
+/// allocates and frees once per node. What most nodes never use (a name,
+/// awaiters, a third dependent) is in [`Cold`], boxed on first use.
+///
+/// The node is *closed* once its outcome is stored: read under this lock,
+/// the outcome says whether the lists below may still grow (see the
+/// [module docs](super)).
 #[derive(Default)]
 struct Waiting {
     /// A dependent's task while it waits for its dependencies: taken by
     /// whoever settles it, to queue it (the last dependency) or drop it
     /// unpolled (a failure, an abort).
     unstarted: Option<Runnable>,
-    /// Set, under the lock, right after `outcome`: from then on nothing is
-    /// added to `waiters`.
-    closed: bool,
     /// The task's handle, for `abort`; `None` before the task is built and
     /// after the node is closed. Dropping it cancels the task; finishing
     /// detaches it.
     task: Option<RawTask<()>>,
-    /// Dependents and awaiters' wakers.
-    waiters: Waiters,
+    /// The first two dependents (a DAG node seldom has more), in place.
+    dependents: [Option<Arc<dyn Dependent>>; 2],
+    cold: Option<Box<Cold>>,
+}
+
+/// What few nodes need, out of line.
+#[derive(Default)]
+struct Cold {
     name: Option<Arc<str>>,
+    /// Awaiters' wakers and dependents beyond the inline two.
+    waiters: Waiters,
+}
+
+/// The waiters a closing node takes out of its lists.
+struct Taken {
+    dependents: [Option<Arc<dyn Dependent>>; 2],
+    waiters: Slots,
+}
+
+impl Taken {
+    fn is_empty(&self) -> bool {
+        self.dependents[0].is_none() && self.waiters.is_empty()
+    }
+}
+
+impl Waiting {
+    fn cold(&mut self) -> &mut Cold {
+        self.cold.get_or_insert_with(Box::default)
+    }
+
+    /// Adds a dependent: into a slot an awaiter left, if there is one (so
+    /// the lists never outgrow the most waiters present at once), else in
+    /// place, else out of line.
+    fn add_dependent(&mut self, dependent: Arc<dyn Dependent>) {
+        let reusable = self
+            .cold
+            .as_deref_mut()
+            .filter(|c| c.waiters.free.is_some());
+        if let Some(cold) = reusable {
+            cold.waiters.insert(Waiter::Dependent(dependent));
+        } else if let Some(slot) = self.dependents.iter_mut().find(|d| d.is_none()) {
+            *slot = Some(dependent);
+        } else {
+            self.cold().waiters.insert(Waiter::Dependent(dependent));
+        }
+    }
+
+    /// Empties both lists, for the node's closing. Inline dependents fill
+    /// their slots in order, so the first is `None` only if both are.
+    fn take_waiters(&mut self) -> Taken {
+        Taken {
+            dependents: std::mem::take(&mut self.dependents),
+            waiters: self
+                .cold
+                .as_deref_mut()
+                .map_or_else(Slots::new, |c| c.waiters.take()),
+        }
+    }
+
+    fn slots(&self) -> usize {
+        let inline = self.dependents.iter().filter(|d| d.is_some()).count();
+        inline + self.cold.as_ref().map_or(0, |c| c.waiters.slots.len())
+    }
 }
 
 impl<T> Node<T> {
     /// Removes a waker left by a dropped awaiter, freeing its slot.
     pub(crate) fn forget_waker(&self, key: Key) {
-        lock(&self.waiting).waiters.remove_waker(key);
+        if let Some(cold) = lock(&self.waiting).cold.as_deref_mut() {
+            cold.waiters.remove_waker(key);
+        }
     }
 
-    /// How many slots the waiter list has (live waiters plus free slots):
-    /// the most waiters it has held at once. Zero once the node finished.
+    /// How many slots the waiter lists have (live waiters plus free slots):
+    /// the most waiters they have held at once. Zero once the node finished.
     pub(crate) fn waiter_slots(&self) -> usize {
-        lock(&self.waiting).waiters.slots.len()
+        lock(&self.waiting).slots()
     }
 }
 
@@ -194,7 +299,12 @@ impl<T: Send + Sync + 'static> Node<T> {
             outcome: OnceLock::new(),
             unmet: AtomicUsize::new(unmet),
             waiting: Mutex::new(Waiting {
-                name,
+                cold: name.map(|name| {
+                    Box::new(Cold {
+                        name: Some(name),
+                        ..Cold::default()
+                    })
+                }),
                 ..Waiting::default()
             }),
         }
@@ -205,11 +315,15 @@ impl<T: Send + Sync + 'static> Node<T> {
     }
 
     pub(crate) fn label(&self) -> TaskLabel {
-        TaskLabel::new(self.id.get(), lock(&self.waiting).name.clone())
+        let name = lock(&self.waiting)
+            .cold
+            .as_ref()
+            .and_then(|c| c.name.clone());
+        TaskLabel::new(self.id.get(), name)
     }
 
     pub(crate) fn set_name(&self, name: Arc<str>) {
-        lock(&self.waiting).name = Some(name);
+        lock(&self.waiting).cold().name = Some(name);
     }
 
     pub(crate) fn outcome(&self) -> Option<Outcome<T>> {
@@ -223,7 +337,7 @@ impl<T: Send + Sync + 'static> Node<T> {
     /// The output of a node known to have succeeded.
     pub(crate) fn output(&self) -> Arc<T> {
         match self.outcome.get() {
-            Some(Ok(output)) => output.clone(),
+            Some(Ok(output)) => handed_out(output),
             _ => unreachable!("a dependent starts only after its dependencies succeeded"),
         }
     }
@@ -232,16 +346,17 @@ impl<T: Send + Sync + 'static> Node<T> {
     /// has an effect: a task that finishes after it was aborted, or an abort
     /// after the task finished, changes nothing. A dependent's task that
     /// had not started is dropped unpolled.
-    pub(crate) fn finish(&self, outcome: Outcome<T>) {
+    pub(crate) fn finish(&self, outcome: Result<T, CompletionError>) {
         let failure = outcome.as_ref().err().cloned();
-        if self.outcome.set(outcome.map_err(Box::new)).is_err() {
+        let stored = outcome.map(stored_output).map_err(Box::new);
+        if self.outcome.set(stored).is_err() {
             return;
         }
+        // Closed from here on: whoever takes the lock next sees the outcome.
         let (waiters, task, unstarted) = {
             let mut waiting = lock(&self.waiting);
-            waiting.closed = true;
             let task = waiting.task.take();
-            (waiting.waiters.take(), task, waiting.unstarted.take())
+            (waiting.take_waiters(), task, waiting.unstarted.take())
         };
         // Dropping a task that never ran drops its future, whose guard
         // finds the node finished and does nothing.
@@ -260,7 +375,7 @@ impl<T: Send + Sync + 'static> Node<T> {
     /// failed while the spawner registered), drops the task unpolled.
     pub(crate) fn set_task(&self, task: Option<RawTask<()>>, unstarted: Option<Runnable>) {
         let mut waiting = lock(&self.waiting);
-        if waiting.closed {
+        if self.is_closed(&waiting) {
             drop(waiting);
             drop(unstarted);
             // Finished already (the task itself, or a failed dependency):
@@ -287,7 +402,7 @@ impl<T: Send + Sync + 'static> Node<T> {
     pub(crate) fn abort(&self) {
         let (task, unstarted) = {
             let mut waiting = lock(&self.waiting);
-            if waiting.closed {
+            if self.is_closed(&waiting) {
                 return;
             }
             (waiting.task.take(), waiting.unstarted.take())
@@ -305,17 +420,26 @@ impl<T: Send + Sync + 'static> Node<T> {
             return Poll::Ready(unstored(stored));
         }
         let mut waiting = lock(&self.waiting);
-        if waiting.closed {
+        if self.is_closed(&waiting) {
             drop(waiting);
             return Poll::Ready(unstored(self.closed_outcome()));
         }
         // A handle frees its slot only when it drops, so slot `key` is
         // still this handle's.
-        match key.and_then(|k| waiting.waiters.waker_mut(k)) {
+        let waiters = &mut waiting.cold().waiters;
+        match key.and_then(|k| waiters.waker_mut(k)) {
             Some(waker) => waker.clone_from(cx.waker()),
-            None => *key = Some(waiting.waiters.insert(Waiter::Waker(cx.waker().clone()))),
+            None => *key = Some(waiters.insert(Waiter::Waker(cx.waker().clone()))),
         }
         Poll::Pending
+    }
+
+    /// Whether the node is closed, read under its lock (`_locked` proves
+    /// it is held): its outcome is stored before the finisher takes the
+    /// lock to empty the lists, so one seen unset here means the finisher
+    /// will find, under the lock, whatever is added before unlocking.
+    fn is_closed(&self, _locked: &Waiting) -> bool {
+        self.outcome.get().is_some()
     }
 
     /// The outcome of a node seen closed under the lock.
@@ -327,7 +451,7 @@ impl<T: Send + Sync + 'static> Node<T> {
 }
 
 impl<T: Send + Sync + 'static> Register for Node<T> {
-    fn register(&self, dependent: &Arc<dyn Dependent>) -> Registration {
+    fn register(&self, edge: &dyn Fn() -> Arc<dyn Dependent>) -> Registration {
         let registered = |outcome: &Stored<T>| match outcome {
             Ok(_) => Registration::Succeeded,
             Err(e) => Registration::Failed((**e).clone()),
@@ -336,8 +460,8 @@ impl<T: Send + Sync + 'static> Register for Node<T> {
             return registered(outcome);
         }
         let mut waiting = lock(&self.waiting);
-        if !waiting.closed {
-            waiting.waiters.insert(Waiter::Dependent(dependent.clone()));
+        if !self.is_closed(&waiting) {
+            waiting.add_dependent(edge());
             return Registration::Waiting;
         }
         drop(waiting);
@@ -347,7 +471,7 @@ impl<T: Send + Sync + 'static> Register for Node<T> {
 
 /// The waiters of a node that just finished, and how it finished.
 struct Released {
-    waiters: Slots,
+    waiters: Taken,
     failure: Option<CompletionError>,
 }
 
@@ -370,9 +494,7 @@ thread_local! {
 fn release(first: Released) {
     if first.failure.is_none() {
         let mut panic = None;
-        for waiter in first.waiters {
-            hand_over(waiter, None, &mut panic);
-        }
+        hand_over_all(first.waiters, None, &mut panic);
         if let Some(p) = panic {
             resume_unwind(p);
         }
@@ -393,9 +515,7 @@ fn release(first: Released) {
     let mut panic = None;
     let mut next = Some(first);
     while let Some(batch) = next {
-        for waiter in batch.waiters {
-            hand_over(waiter, batch.failure.as_ref(), &mut panic);
-        }
+        hand_over_all(batch.waiters, batch.failure.as_ref(), &mut panic);
         next = QUEUED
             .try_with(|q| q.borrow_mut().as_mut().and_then(Vec::pop))
             .ok()
@@ -409,17 +529,47 @@ fn release(first: Released) {
     }
 }
 
-/// Wakes `waiter`, or hands it the outcome if it is a dependent, keeping
-/// the first panic for after the others are released.
-fn hand_over(waiter: Waiter, failure: Option<&CompletionError>, panic: &mut Option<Panic>) {
-    let dependent = match waiter {
-        Waiter::Dependent(dependent) => dependent,
-        Waiter::Waker(waker) => return waker.wake(),
-        Waiter::Vacant(_) => return,
-    };
+/// Hands the outcome to every waiter taken from a closing node.
+fn hand_over_all(taken: Taken, failure: Option<&CompletionError>, panic: &mut Option<Panic>) {
+    let [first, second] = taken.dependents;
+    if let Some(dependent) = first {
+        hand_over_dependent(dependent, failure, panic);
+    }
+    if let Some(dependent) = second {
+        hand_over_dependent(dependent, failure, panic);
+    }
+    for waiter in taken.waiters {
+        match waiter {
+            Waiter::Dependent(dependent) => hand_over_dependent(dependent, failure, panic),
+            Waiter::Waker(waker) => waker.wake(),
+            Waiter::Vacant(_) => {}
+        }
+    }
+}
+
+/// Hands `dependent` the outcome, keeping the first panic for after the
+/// others are released.
+fn hand_over_dependent(
+    dependent: Arc<dyn Dependent>,
+    failure: Option<&CompletionError>,
+    panic: &mut Option<Panic>,
+) {
     // A dependent's drop glue (user code) may panic; release the others
     // first so that none is left waiting forever.
     if let Err(p) = catch_unwind(AssertUnwindSafe(|| dependent.dependency_finished(failure))) {
         panic.get_or_insert(p);
+    }
+}
+
+#[cfg(all(test, not(loom), target_pointer_width = "64"))]
+mod tests {
+    use super::Node;
+
+    /// A node with its `Arc` counts fits a 128-byte malloc chunk (120
+    /// usable bytes), glibc's largest fast-bin size.
+    #[test]
+    fn a_node_fits_a_128_byte_chunk() {
+        assert!(std::mem::size_of::<Node<()>>() + 16 <= 120);
+        assert!(std::mem::size_of::<Node<String>>() + 16 <= 120);
     }
 }

@@ -1,7 +1,7 @@
 //! The task behind a completion: a wrapper future that stores its output in
 //! the node, or, if it is dropped first, a cancellation.
 
-use std::any::{Any, TypeId};
+use std::any::Any;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
@@ -80,7 +80,7 @@ where
         let result = std::task::ready!(this.future.poll(cx));
         let node = this.guard.0.take().expect("a producer finishes once");
         let outcome = match result {
-            Ok(value) => Ok(shared_output(value)),
+            Ok(value) => Ok(value),
             Err(Missing::Panic(payload)) => {
                 Err(CompletionError::from_panic(node.label(), &*payload))
             }
@@ -137,25 +137,6 @@ where
             StartProj::Waiting { .. } => unreachable!("set to running above"),
         }
     }
-}
-
-/// `value` as completions hand it out.
-///
-/// A `()` output carries nothing, and side-effect tasks (most of a DAG's
-/// nodes) give one: instead of allocating an `Arc<()>` per task, they all
-/// share one per thread. Two such completions' outputs are thus the same
-/// `Arc`, which no one can tell from two equal ones.
-fn shared_output<T: Send + Sync + 'static>(value: T) -> Arc<T> {
-    thread_local! {
-        static UNIT: Arc<dyn Any + Send + Sync> = Arc::new(());
-    }
-    if TypeId::of::<T>() == TypeId::of::<()>() {
-        // Fails only during this thread's exit (the cell is gone).
-        if let Ok(Ok(unit)) = UNIT.try_with(|unit| unit.clone().downcast::<T>()) {
-            return unit;
-        }
-    }
-    Arc::new(value)
 }
 
 pin_project_lite::pin_project! {
