@@ -78,27 +78,37 @@ fn abort_queued_task_never_runs_it() {
     })
 }
 
+/// A task on `ex` that holds a drop guard and blocks inside its first poll
+/// until the returned sender sends (then parks forever), aborted while it
+/// is in that poll.
+fn aborted_while_in_poll(
+    ex: &fastexec::Executor,
+    drops: &DropCounter,
+) -> (fastexec::JoinHandle<()>, mpsc::Sender<()>) {
+    let (in_poll_tx, in_poll_rx) = mpsc::channel();
+    let (go_tx, go_rx) = mpsc::channel::<()>();
+    let guard = drops.guard();
+    let mut handle = ex.spawn(async move {
+        let _guard = guard;
+        in_poll_tx.send(()).unwrap();
+        go_rx.recv().unwrap();
+        std::future::pending::<()>().await;
+    });
+    in_poll_rx
+        .recv_timeout(TIMEOUT)
+        .expect("task is being polled");
+    handle.abort();
+    (handle, go_tx)
+}
+
 /// Aborted while inside a poll: the future is dropped after that poll
 /// returns `Pending`, and the handle reports the cancellation.
 #[test]
 fn abort_task_while_it_is_being_polled() {
     with_timeout(|| {
-        let ex = executor(1);
-        let drops = DropCounter::new();
-        let (in_poll_tx, in_poll_rx) = mpsc::channel();
-        let (go_tx, go_rx) = mpsc::channel::<()>();
-        let guard = drops.guard();
-        let mut handle = ex.spawn(async move {
-            let _guard = guard;
-            in_poll_tx.send(()).unwrap();
-            go_rx.recv().unwrap();
-            std::future::pending::<()>().await;
-        });
-        in_poll_rx
-            .recv_timeout(TIMEOUT)
-            .expect("task is being polled");
-        handle.abort();
-        go_tx.send(()).unwrap();
+        let (ex, drops) = (executor(1), DropCounter::new());
+        let (handle, go) = aborted_while_in_poll(&ex, &drops);
+        go.send(()).unwrap();
         let err = futures::executor::block_on(handle).unwrap_err();
         assert!(err.is_cancelled());
         assert_eq!(drops.count(), 1);
@@ -111,23 +121,10 @@ fn abort_task_while_it_is_being_polled() {
 #[test]
 fn aborted_task_is_finished_only_once_its_future_is_dropped() {
     with_timeout(|| {
-        let ex = executor(1);
-        let drops = DropCounter::new();
-        let (in_poll_tx, in_poll_rx) = mpsc::channel();
-        let (go_tx, go_rx) = mpsc::channel::<()>();
-        let guard = drops.guard();
-        let mut handle = ex.spawn(async move {
-            let _guard = guard;
-            in_poll_tx.send(()).unwrap();
-            go_rx.recv().unwrap();
-            std::future::pending::<()>().await;
-        });
-        in_poll_rx
-            .recv_timeout(TIMEOUT)
-            .expect("task is being polled");
-        handle.abort();
+        let (ex, drops) = (executor(1), DropCounter::new());
+        let (handle, go) = aborted_while_in_poll(&ex, &drops);
         assert!(!handle.is_finished(), "its poll is still running");
-        go_tx.send(()).unwrap();
+        go.send(()).unwrap();
         assert!(spin_until(|| handle.is_finished()), "finished in time");
         assert_eq!(drops.count(), 1, "finished means its future is gone");
         let err = futures::executor::block_on(handle).unwrap_err();
@@ -142,19 +139,9 @@ fn aborted_task_is_finished_only_once_its_future_is_dropped() {
 #[test]
 fn is_finished_on_an_awaited_aborted_handle_keeps_the_wake_up() {
     with_timeout(|| {
-        let ex = executor(1);
-        let (in_poll_tx, in_poll_rx) = mpsc::channel();
-        let (go_tx, go_rx) = mpsc::channel::<()>();
-        let mut handle = ex.spawn(async move {
-            in_poll_tx.send(()).unwrap();
-            go_rx.recv().unwrap();
-            std::future::pending::<()>().await;
-        });
-        in_poll_rx
-            .recv_timeout(TIMEOUT)
-            .expect("task is being polled");
-        handle.abort();
-        let mut go = Some(go_tx);
+        let (ex, drops) = (executor(1), DropCounter::new());
+        let (mut handle, go) = aborted_while_in_poll(&ex, &drops);
+        let mut go = Some(go);
         let err = futures::executor::block_on(std::future::poll_fn(|cx| {
             let polled = std::pin::Pin::new(&mut handle).poll(cx);
             if polled.is_pending() {
