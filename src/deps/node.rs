@@ -541,7 +541,7 @@ fn hand_over_all(taken: Taken, failure: Option<&CompletionError>, panic: &mut Op
     for waiter in taken.waiters {
         match waiter {
             Waiter::Dependent(dependent) => hand_over_dependent(dependent, failure, panic),
-            Waiter::Waker(waker) => waker.wake(),
+            Waiter::Waker(waker) => keeping_first_panic(panic, || waker.wake()),
             Waiter::Vacant(_) => {}
         }
     }
@@ -554,9 +554,18 @@ fn hand_over_dependent(
     failure: Option<&CompletionError>,
     panic: &mut Option<Panic>,
 ) {
-    // A dependent's drop glue (user code) may panic; release the others
-    // first so that none is left waiting forever.
-    if let Err(p) = catch_unwind(AssertUnwindSafe(|| dependent.dependency_finished(failure))) {
+    keeping_first_panic(panic, || dependent.dependency_finished(failure));
+}
+
+/// Runs `f`, keeping its panic in `panic` if it is the first.
+///
+/// A release calls user code: a dependent's drop glue, an awaiter's
+/// `Waker::wake`. A panic there must not leave the waiters after it
+/// unreleased, nor unwind out of [`release`]'s loop, which would leave the
+/// releases queued for it on this thread stranded (and every later failure
+/// released on this thread queued behind them, never run).
+fn keeping_first_panic(panic: &mut Option<Panic>, f: impl FnOnce()) {
+    if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
         panic.get_or_insert(p);
     }
 }
