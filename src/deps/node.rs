@@ -41,9 +41,10 @@ fn is_unit<T: 'static>() -> bool {
 /// A `()` output carries nothing, and side-effect tasks (most of a DAG's
 /// nodes) give one: the node stores nothing, and every reader gets its
 /// thread's shared `Arc<()>` (see [`handed_out`]), so no task allocates an
-/// `Arc<()>` or counts references to one in its node. Two such completions'
-/// outputs are thus the same `Arc`, which no one can tell from two equal
-/// ones.
+/// `Arc<()>` or counts references to one in its node. The `Arc` a reader
+/// gets thus depends on its thread, not on the completion: only
+/// `Arc::ptr_eq` and the reference counts can tell, and the
+/// [`Completion`](super::Completion) docs say so.
 fn stored_output<T: Send + Sync + 'static>(value: T) -> Option<Arc<T>> {
     (!is_unit::<T>()).then(|| Arc::new(value))
 }
@@ -101,7 +102,9 @@ pub struct Node<T> {
     outcome: OnceLock<Stored<T>>,
     /// For a dependent: its dependencies not yet succeeded, plus one held
     /// by the spawner until it has registered with all of them (see the
-    /// [module docs](super)). Unused by a task spawned at once.
+    /// [module docs](super)). Unused by a task spawned at once, and never
+    /// decremented for a dependent whose dependencies had all succeeded
+    /// when it was spawned (the spawner queues that one itself).
     pub(crate) unmet: AtomicUsize,
     waiting: Mutex<Waiting>,
 }
@@ -284,7 +287,8 @@ impl<T> Node<T> {
     }
 
     /// How many slots the waiter lists have (live waiters plus free slots):
-    /// the most waiters they have held at once. Zero once the node finished.
+    /// the most waiters they have held at once. Zero once the finisher has
+    /// taken them, just after the outcome is stored.
     pub(crate) fn waiter_slots(&self) -> usize {
         lock(&self.waiting).slots()
     }
@@ -370,9 +374,11 @@ impl<T: Send + Sync + 'static> Node<T> {
     }
 
     /// Gives the node its task: the handle (for `abort`) and, for a
-    /// dependent, the task itself until it is released. Called before the
-    /// task can run; if the node was finished meanwhile (a dependency
-    /// failed while the spawner registered), drops the task unpolled.
+    /// dependent, the task itself until it is released. A dependent's
+    /// spawner calls it before the task can run; if the node was finished
+    /// meanwhile (a dependency failed while the spawner registered), the
+    /// task is dropped unpolled. A task spawned at once may have run and
+    /// finished before this call: then its handle is detached.
     pub(crate) fn set_task(&self, task: Option<RawTask<()>>, unstarted: Option<Runnable>) {
         let mut waiting = lock(&self.waiting);
         if self.is_closed(&waiting) {
