@@ -169,11 +169,17 @@ impl Waiters {
         key
     }
 
-    /// Frees slot `key` if it holds a waker (an awaiter's, going away).
-    /// After the node closed the list is empty, and this does nothing.
-    fn remove_waker(&mut self, key: Key) {
-        if let Some(slot @ Waiter::Waker(_)) = self.slots.get_mut(key as usize) {
-            *slot = Waiter::Vacant(self.free.replace(key));
+    /// Frees slot `key` if it holds a waker (an awaiter's, going away),
+    /// returning the waker for the caller to drop once it unlocks. After
+    /// the node closed the list is empty, and this does nothing.
+    fn remove_waker(&mut self, key: Key) -> Option<Waker> {
+        let slot = self.slots.get_mut(key as usize)?;
+        if !matches!(slot, Waiter::Waker(_)) {
+            return None;
+        }
+        match std::mem::replace(slot, Waiter::Vacant(self.free.replace(key))) {
+            Waiter::Waker(waker) => Some(waker),
+            _ => unreachable!("matched a waker above"),
         }
     }
 
@@ -279,11 +285,16 @@ impl Waiting {
 }
 
 impl<T> Node<T> {
-    /// Removes a waker left by a dropped awaiter, freeing its slot.
+    /// Removes a waker left by a dropped awaiter, freeing its slot. The
+    /// waker is dropped after unlocking: its drop is foreign code, which
+    /// may call back into this node (a hand-written executor's waker may
+    /// own the task, and so the handles its future holds).
     pub(crate) fn forget_waker(&self, key: Key) {
-        if let Some(cold) = lock(&self.waiting).cold.as_deref_mut() {
-            cold.waiters.remove_waker(key);
-        }
+        let removed = lock(&self.waiting)
+            .cold
+            .as_deref_mut()
+            .and_then(|cold| cold.waiters.remove_waker(key));
+        drop(removed);
     }
 
     /// How many slots the waiter lists have (live waiters plus free slots):
@@ -433,10 +444,17 @@ impl<T: Send + Sync + 'static> Node<T> {
         // A handle frees its slot only when it drops, so slot `key` is
         // still this handle's.
         let waiters = &mut waiting.cold().waiters;
-        match key.and_then(|k| waiters.waker_mut(k)) {
-            Some(waker) => waker.clone_from(cx.waker()),
-            None => *key = Some(waiters.insert(Waiter::Waker(cx.waker().clone()))),
-        }
+        let replaced = match key.and_then(|k| waiters.waker_mut(k)) {
+            Some(waker) if waker.will_wake(cx.waker()) => None,
+            Some(waker) => Some(std::mem::replace(waker, cx.waker().clone())),
+            None => {
+                *key = Some(waiters.insert(Waiter::Waker(cx.waker().clone())));
+                None
+            }
+        };
+        // The old waker goes after unlocking (see `forget_waker`).
+        drop(waiting);
+        drop(replaced);
         Poll::Pending
     }
 
