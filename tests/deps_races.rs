@@ -167,3 +167,58 @@ fn aborts_racing_with_a_failure_propagation_never_run_a_dependent() {
     assert_eq!(own + upstream, 500 * 16);
     println!("own cancellation {own}, upstream {upstream}");
 }
+
+/// A dependency cancelled on another thread while `spawn_after` registers
+/// with it (and with a second, pending one; the rounds where the failure
+/// reached the dependent while `spawn_after` ran are counted and printed,
+/// to show the race is hit): the dependent never runs,
+/// reports the upstream failure, and its task, built or not, is dropped
+/// (its body's captures go, and the enclosing `block_on`, which counts it,
+/// returns).
+#[test]
+fn a_dependency_failing_while_the_dependent_registers_never_runs_it() {
+    let upstream = with_timeout(|| {
+        let ex = executor(2);
+        let drops = support::DropCounter::new();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let mut finished_during_spawn = 0;
+        for round in 0..2_000 {
+            // A dependent not yet started: its abort finishes it, and
+            // releases its dependents, on the aborting thread at once.
+            let pending = ex.spawn_completion(std::future::pending::<i32>());
+            let failing = ex.spawn_after(&pending, |_| async { 0 });
+            let (ready, go) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+            let aborter = {
+                let (failing, ready, go) = (failing.clone(), ready.clone(), go.clone());
+                std::thread::spawn(move || {
+                    ready.store(1, Ordering::SeqCst);
+                    while go.load(Ordering::SeqCst) == 0 {
+                        std::hint::spin_loop();
+                    }
+                    failing.abort();
+                })
+            };
+            let (guard, ran) = (drops.guard(), runs.clone());
+            let (err, finished_during) = ex.block_on(async {
+                assert!(spin_until(|| ready.load(Ordering::SeqCst) == 1));
+                go.store(1, Ordering::SeqCst);
+                let before = failing.is_finished();
+                let after = fastexec::spawn_after((&failing, &pending), move |_| async move {
+                    drop(guard);
+                    ran.fetch_add(1, Ordering::SeqCst);
+                });
+                let during = !before && after.is_finished();
+                aborter.join().unwrap();
+                (after.await.unwrap_err(), during)
+            });
+            finished_during_spawn += usize::from(finished_during);
+            assert!(err.failed_dependency().is_some(), "{err}");
+            assert_eq!(drops.count(), round + 1, "the unstarted task was dropped");
+            pending.abort();
+        }
+        assert_eq!(runs.load(Ordering::SeqCst), 0, "a dependent ran");
+        println!("failed while spawn_after ran: {finished_during_spawn}");
+        drops.count()
+    });
+    assert_eq!(upstream, 2_000);
+}
