@@ -288,3 +288,88 @@ fn aborts_racing_with_releases_run_each_dependent_at_most_once() {
         }
     });
 }
+
+/// A waker that panics when woken: a foreign awaiter's bug, which the
+/// release of a completion's other waiters must survive.
+struct PanickingWake;
+
+impl std::task::Wake for PanickingWake {
+    fn wake(self: Arc<Self>) {
+        panic!("this waker panics");
+    }
+}
+
+/// Polls a clone of `completion` once with a [`PanickingWake`]; it must
+/// pend. The clone is returned: while it lives, its waker stays in the
+/// node's list.
+fn await_with_panicking_waker<T: Send + Sync + 'static>(
+    completion: &fastexec::Completion<T>,
+) -> fastexec::Completion<T> {
+    use std::future::Future;
+    let waker = std::task::Waker::from(Arc::new(PanickingWake));
+    let mut awaiter = completion.clone();
+    let poll = std::pin::Pin::new(&mut awaiter).poll(&mut std::task::Context::from_waker(&waker));
+    assert!(poll.is_pending(), "the gate is still closed");
+    awaiter
+}
+
+/// A failure whose release meets a panicking waker still reaches the
+/// dependents of its dependents (queued for that release's loop), and a
+/// later failure on the same worker still propagates: the panic strands
+/// nothing in the thread's queue of releases.
+#[test]
+fn a_panicking_waker_strands_no_failure_release() {
+    let (first, later) = with_timeout(|| {
+        let ex = executor(1);
+        let failing_chain = || {
+            let gate = support::Gate::new();
+            let opened = gate.clone();
+            let head = ex.spawn_completion(async move {
+                opened.wait().await;
+                panic!("head failed");
+            });
+            let middle = ex.spawn_after(&head, |_| async {});
+            let tail = ex.spawn_after(&middle, |_| async {});
+            (gate, head, tail)
+        };
+        // The middle is released (and queues its own failure) before the
+        // awaiter, which is out of line, is woken.
+        let (gate, head, tail) = failing_chain();
+        let _awaiter = await_with_panicking_waker(&head);
+        gate.open();
+        let first = ex.block_on(tail).unwrap_err();
+        let (gate, _head, tail) = failing_chain();
+        gate.open();
+        (first, ex.block_on(tail).unwrap_err())
+    });
+    assert!(first.failed_dependency().is_some(), "{first}");
+    assert!(later.failed_dependency().is_some(), "{later}");
+}
+
+/// A success whose release meets a panicking waker still releases the
+/// dependents listed after that waker.
+#[test]
+fn a_panicking_waker_does_not_keep_later_dependents_waiting() {
+    let outputs = with_timeout(|| {
+        let ex = executor(1);
+        let gate = support::Gate::new();
+        let opened = gate.clone();
+        let head = ex.spawn_completion(async move {
+            opened.wait().await;
+            7
+        });
+        // Two dependents in place, then the awaiter and a third dependent
+        // in the out-of-line list, in that order.
+        let mut dependents: Vec<_> = (0..2)
+            .map(|_| ex.spawn_after(&head, |v: Arc<i32>| async move { *v }))
+            .collect();
+        let _awaiter = await_with_panicking_waker(&head);
+        dependents.push(ex.spawn_after(&head, |v: Arc<i32>| async move { *v }));
+        gate.open();
+        dependents
+            .into_iter()
+            .map(|d| *ex.block_on(d).unwrap())
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(outputs, [7, 7, 7]);
+}

@@ -14,7 +14,10 @@ use super::node::{Key, Node};
 /// Any number of clones may be awaited, each giving the task's output as an
 /// `Arc<T>` (so `T` need not be `Clone`), or the [`CompletionError`] saying
 /// why there is none: the task panicked, was cancelled, or never ran because
-/// a dependency failed. Awaiting a handle again gives the same result.
+/// a dependency failed. Awaiting a handle again gives the same result. (A
+/// `()` output is not stored: every `Completion<()>` awaited on one thread
+/// gives that thread's shared `Arc<()>`, so `Arc::ptr_eq` and the reference
+/// counts of such outputs say nothing about which completion gave them.)
 /// Dependents started with [`spawn_after`](crate::spawn_after) do not await:
 /// they are counted and released (see the [module docs](crate::deps)).
 ///
@@ -104,7 +107,8 @@ impl<T: Send + Sync + 'static> Completion<T> {
 
     /// How many waiter slots the task's completion state holds: the most
     /// dependents and pending awaiters it had at once (a dropped awaiter's
-    /// slot is reused), zero once it finished. Not part of the stable API:
+    /// slot is reused), zero once it finished and released them (an awaiter
+    /// may see the outcome a moment before). Not part of the stable API:
     /// tests use it to check that dropped awaiters leave nothing behind.
     #[doc(hidden)]
     pub fn waiter_slots(&self) -> usize {

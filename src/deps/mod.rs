@@ -51,12 +51,13 @@
 //! drops its hold on them and calls the body. A failed dependency instead
 //! fails each dependent at once, which drops its task unpolled. Cost: two
 //! allocations per dependent (node and task; a `()` output is shared, not
-//! allocated), O(out-degree) per finished task, one list entry per edge
-//! (the first two inline in the node), no future, task or waker per edge,
-//! and nothing scans for ready tasks. Plain `.await`s of a completion put a
-//! waker in the same list; an awaiter dropped before the end frees its slot
-//! for the next waiter, so the list never outgrows the most waiters present
-//! at once.
+//! allocated; a third, the node's out-of-line part, only for a name,
+//! awaiters or a third dependent), O(out-degree) per finished task, one
+//! list entry per edge (the first two inline in the node), no future, task
+//! or waker per edge, and nothing scans for ready tasks. Plain `.await`s of
+//! a completion put a waker in the out-of-line list; an awaiter dropped
+//! before the end frees its slot for the next waiter, so the lists never
+//! outgrow the most waiters present at once.
 //!
 //! # Protocol (why no release is lost or doubled)
 //!
@@ -102,8 +103,9 @@
 //! instead of parking it there. The decrements are `AcqRel`: the one
 //! reaching zero sees every dependency's outcome, and the queue hands that
 //! on to the thread that polls the task. No lock is held while another is
-//! taken: finishing takes a node's own lock only to close it, and releases
-//! it before it touches any dependent.
+//! taken: finishing takes a node's own lock only to empty its lists (its
+//! outcome, stored before, is what closes it), and releases it before it
+//! touches any dependent.
 //!
 //! An abort and the task's end race through the same "first finisher
 //! wins": an abort takes the handle and the unreleased task under the lock;
@@ -114,7 +116,10 @@
 //! releases their failures trigger are queued (in thread-local state) and run
 //! by the outer loop, so a failed chain of a million dependents uses a
 //! constant amount of stack. Errors carry the failing dependency and the
-//! original cause only, so they stay two levels deep.
+//! original cause only, so they stay two levels deep. A panic in the user
+//! code a release runs (a dependent's drop glue, an awaiter's `wake`) is
+//! caught, so that it leaves no waiter unreleased and no queued release
+//! stranded on the thread; the first is re-raised once the loop is done.
 //!
 //! # Task groups and cancellation
 //!

@@ -41,9 +41,10 @@ fn is_unit<T: 'static>() -> bool {
 /// A `()` output carries nothing, and side-effect tasks (most of a DAG's
 /// nodes) give one: the node stores nothing, and every reader gets its
 /// thread's shared `Arc<()>` (see [`handed_out`]), so no task allocates an
-/// `Arc<()>` or counts references to one in its node. Two such completions'
-/// outputs are thus the same `Arc`, which no one can tell from two equal
-/// ones.
+/// `Arc<()>` or counts references to one in its node. The `Arc` a reader
+/// gets thus depends on its thread, not on the completion: only
+/// `Arc::ptr_eq` and the reference counts can tell, and the
+/// [`Completion`](super::Completion) docs say so.
 fn stored_output<T: Send + Sync + 'static>(value: T) -> Option<Arc<T>> {
     (!is_unit::<T>()).then(|| Arc::new(value))
 }
@@ -101,7 +102,9 @@ pub struct Node<T> {
     outcome: OnceLock<Stored<T>>,
     /// For a dependent: its dependencies not yet succeeded, plus one held
     /// by the spawner until it has registered with all of them (see the
-    /// [module docs](super)). Unused by a task spawned at once.
+    /// [module docs](super)). Unused by a task spawned at once, and never
+    /// decremented for a dependent whose dependencies had all succeeded
+    /// when it was spawned (the spawner queues that one itself).
     pub(crate) unmet: AtomicUsize,
     waiting: Mutex<Waiting>,
 }
@@ -166,11 +169,17 @@ impl Waiters {
         key
     }
 
-    /// Frees slot `key` if it holds a waker (an awaiter's, going away).
-    /// After the node closed the list is empty, and this does nothing.
-    fn remove_waker(&mut self, key: Key) {
-        if let Some(slot @ Waiter::Waker(_)) = self.slots.get_mut(key as usize) {
-            *slot = Waiter::Vacant(self.free.replace(key));
+    /// Frees slot `key` if it holds a waker (an awaiter's, going away),
+    /// returning the waker for the caller to drop once it unlocks. After
+    /// the node closed the list is empty, and this does nothing.
+    fn remove_waker(&mut self, key: Key) -> Option<Waker> {
+        let slot = self.slots.get_mut(key as usize)?;
+        if !matches!(slot, Waiter::Waker(_)) {
+            return None;
+        }
+        match std::mem::replace(slot, Waiter::Vacant(self.free.replace(key))) {
+            Waiter::Waker(waker) => Some(waker),
+            _ => unreachable!("matched a waker above"),
         }
     }
 
@@ -276,15 +285,21 @@ impl Waiting {
 }
 
 impl<T> Node<T> {
-    /// Removes a waker left by a dropped awaiter, freeing its slot.
+    /// Removes a waker left by a dropped awaiter, freeing its slot. The
+    /// waker is dropped after unlocking: its drop is foreign code, which
+    /// may call back into this node (a hand-written executor's waker may
+    /// own the task, and so the handles its future holds).
     pub(crate) fn forget_waker(&self, key: Key) {
-        if let Some(cold) = lock(&self.waiting).cold.as_deref_mut() {
-            cold.waiters.remove_waker(key);
-        }
+        let removed = lock(&self.waiting)
+            .cold
+            .as_deref_mut()
+            .and_then(|cold| cold.waiters.remove_waker(key));
+        drop(removed);
     }
 
     /// How many slots the waiter lists have (live waiters plus free slots):
-    /// the most waiters they have held at once. Zero once the node finished.
+    /// the most waiters they have held at once. Zero once the finisher has
+    /// taken them, just after the outcome is stored.
     pub(crate) fn waiter_slots(&self) -> usize {
         lock(&self.waiting).slots()
     }
@@ -370,9 +385,11 @@ impl<T: Send + Sync + 'static> Node<T> {
     }
 
     /// Gives the node its task: the handle (for `abort`) and, for a
-    /// dependent, the task itself until it is released. Called before the
-    /// task can run; if the node was finished meanwhile (a dependency
-    /// failed while the spawner registered), drops the task unpolled.
+    /// dependent, the task itself until it is released. A dependent's
+    /// spawner calls it before the task can run; if the node was finished
+    /// meanwhile (a dependency failed while the spawner registered), the
+    /// task is dropped unpolled. A task spawned at once may have run and
+    /// finished before this call: then its handle is detached.
     pub(crate) fn set_task(&self, task: Option<RawTask<()>>, unstarted: Option<Runnable>) {
         let mut waiting = lock(&self.waiting);
         if self.is_closed(&waiting) {
@@ -427,10 +444,17 @@ impl<T: Send + Sync + 'static> Node<T> {
         // A handle frees its slot only when it drops, so slot `key` is
         // still this handle's.
         let waiters = &mut waiting.cold().waiters;
-        match key.and_then(|k| waiters.waker_mut(k)) {
-            Some(waker) => waker.clone_from(cx.waker()),
-            None => *key = Some(waiters.insert(Waiter::Waker(cx.waker().clone()))),
-        }
+        let replaced = match key.and_then(|k| waiters.waker_mut(k)) {
+            Some(waker) if waker.will_wake(cx.waker()) => None,
+            Some(waker) => Some(std::mem::replace(waker, cx.waker().clone())),
+            None => {
+                *key = Some(waiters.insert(Waiter::Waker(cx.waker().clone())));
+                None
+            }
+        };
+        // The old waker goes after unlocking (see `forget_waker`).
+        drop(waiting);
+        drop(replaced);
         Poll::Pending
     }
 
@@ -541,7 +565,7 @@ fn hand_over_all(taken: Taken, failure: Option<&CompletionError>, panic: &mut Op
     for waiter in taken.waiters {
         match waiter {
             Waiter::Dependent(dependent) => hand_over_dependent(dependent, failure, panic),
-            Waiter::Waker(waker) => waker.wake(),
+            Waiter::Waker(waker) => keeping_first_panic(panic, || waker.wake()),
             Waiter::Vacant(_) => {}
         }
     }
@@ -554,9 +578,18 @@ fn hand_over_dependent(
     failure: Option<&CompletionError>,
     panic: &mut Option<Panic>,
 ) {
-    // A dependent's drop glue (user code) may panic; release the others
-    // first so that none is left waiting forever.
-    if let Err(p) = catch_unwind(AssertUnwindSafe(|| dependent.dependency_finished(failure))) {
+    keeping_first_panic(panic, || dependent.dependency_finished(failure));
+}
+
+/// Runs `f`, keeping its panic in `panic` if it is the first.
+///
+/// A release calls user code: a dependent's drop glue, an awaiter's
+/// `Waker::wake`. A panic there must not leave the waiters after it
+/// unreleased, nor unwind out of [`release`]'s loop, which would leave the
+/// releases queued for it on this thread stranded (and every later failure
+/// released on this thread queued behind them, never run).
+fn keeping_first_panic(panic: &mut Option<Panic>, f: impl FnOnce()) {
+    if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
         panic.get_or_insert(p);
     }
 }
