@@ -15,6 +15,10 @@ thread_local! {
     static WORKER: RefCell<Option<Rc<Worker>>> = const { RefCell::new(None) };
     /// Set while `block_on` runs on a thread that is not a worker.
     static EXECUTOR: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
+    /// Whether `EXECUTOR` is set. Destructor-free, so the spawn path of a
+    /// worker's task (where `EXECUTOR` is never set) reads one plain cell
+    /// instead of `EXECUTOR`'s registration check and borrow.
+    static HAS_EXECUTOR: Cell<bool> = const { Cell::new(false) };
     /// The membership of the task (or `block_on` root) being polled.
     static MEMBERSHIP: Cell<Option<Arc<Membership>>> = const { Cell::new(None) };
     /// Whether `MEMBERSHIP` is set. Having no destructor, it is read without
@@ -141,6 +145,16 @@ pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&Worker>) -> R) -> R {
     WORKER.with(|w| f(w.borrow().as_deref()))
 }
 
+/// This thread's worker, when it is one and spawns go to the worker's own
+/// executor (no `block_on` of another executor is running on it).
+#[inline]
+pub(crate) fn own_worker() -> Option<Rc<Worker>> {
+    if HAS_EXECUTOR.get() || WORKER_OF.get() == NOT_A_WORKER {
+        return None;
+    }
+    WORKER.with(|w| w.borrow().clone())
+}
+
 /// The worker of this thread if it belongs to `shared`.
 pub(crate) fn worker_of(shared: &Shared) -> Option<Rc<Worker>> {
     WORKER.with(|w| {
@@ -157,19 +171,29 @@ pub(crate) fn worker_of(shared: &Shared) -> Option<Rc<Worker>> {
 /// spawn path need not look it up again.
 #[inline]
 pub(crate) fn with_executor<R>(f: impl FnOnce(Option<&Arc<Shared>>, Option<&Worker>) -> R) -> R {
+    if HAS_EXECUTOR.get() {
+        return with_block_on_executor(f);
+    }
+    WORKER.with(|w| match w.borrow().as_deref() {
+        Some(worker) => f(Some(worker.shared_arc()), Some(worker)),
+        None => f(None, None),
+    })
+}
+
+/// [`with_executor`] on a thread inside `block_on`: the `block_on`'s
+/// executor, which is never this thread's worker's (a worker's `block_on`
+/// of its own executor does not set it).
+fn with_block_on_executor<R>(f: impl FnOnce(Option<&Arc<Shared>>, Option<&Worker>) -> R) -> R {
     EXECUTOR.with(|e| match &*e.borrow() {
-        // Set only on threads that are not this executor's workers.
         Some(shared) => f(Some(shared), None),
-        None => WORKER.with(|w| match w.borrow().as_deref() {
-            Some(worker) => f(Some(worker.shared_arc()), Some(worker)),
-            None => f(None, None),
-        }),
+        None => f(None, None),
     })
 }
 
 /// Makes `shared` this thread's executor until the guard drops.
 pub(crate) fn enter_executor(shared: Arc<Shared>) -> ExecutorGuard {
     let prev = EXECUTOR.with(|e| e.borrow_mut().replace(shared));
+    HAS_EXECUTOR.set(true);
     ExecutorGuard(prev)
 }
 
@@ -179,6 +203,7 @@ pub(crate) struct ExecutorGuard(Option<Arc<Shared>>);
 impl Drop for ExecutorGuard {
     fn drop(&mut self) {
         let prev = self.0.take();
+        HAS_EXECUTOR.set(prev.is_some());
         EXECUTOR.with(|e| *e.borrow_mut() = prev);
     }
 }

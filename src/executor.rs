@@ -194,6 +194,7 @@ impl Shared {
 
     /// Spawns `future` with the given group membership. `worker` is this
     /// thread's worker if the caller already knows it belongs to `self`.
+    #[inline]
     pub(crate) fn spawn<F>(
         self: &Arc<Self>,
         future: F,
@@ -779,6 +780,12 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
+    // A worker's task spawning (the common case) holds its worker by a
+    // counted reference for the spawn, not inside the thread-local's
+    // borrow: that kept the whole spawn inside `LocalKey::with`'s closure.
+    if let Some(worker) = context::own_worker() {
+        return worker.shared_arc().spawn(future, membership, Some(&worker));
+    }
     context::with_executor(|shared, worker| match shared {
         Some(shared) => shared.spawn(future, membership, worker),
         None => global().shared.spawn(future, membership, None),

@@ -238,3 +238,47 @@ fn executor_block_on_inside_own_task() {
         assert_eq!(value, 8);
     })
 }
+
+fn named(threads: usize, name: &str) -> fastexec::Executor {
+    fastexec::Executor::builder()
+        .threads(threads)
+        .thread_name(name)
+        .build()
+        .unwrap()
+}
+
+fn thread_name() -> String {
+    std::thread::current().name().unwrap_or("").to_owned()
+}
+
+/// A worker of one executor running another executor's `block_on`: what it
+/// spawns there goes to the other executor (and that `block_on` waits for
+/// it); once that `block_on` returns, its spawns go to its own executor
+/// again.
+#[test]
+fn spawns_in_another_executors_block_on_go_to_that_executor() {
+    with_timeout(|| {
+        let home = named(1, "home");
+        let away = std::sync::Arc::new(named(1, "away"));
+        let (inner, outer) = home
+            .block_on(home.spawn(async move {
+                let (tx, rx) = std::sync::mpsc::channel();
+                let inner = away.block_on(async move {
+                    let child = spawn(async move { tx.send(thread_name()).unwrap() });
+                    drop(child);
+                    thread_name()
+                });
+                // The detached child was waited for by `away`'s block_on.
+                let child_ran_on = rx.try_recv().expect("block_on returned before its child");
+                assert!(child_ran_on.starts_with("away"), "{child_ran_on}");
+                let outer = spawn(async { thread_name() }).await.unwrap();
+                (inner, outer)
+            }))
+            .unwrap();
+        assert!(
+            inner.starts_with("home"),
+            "the root runs on the caller: {inner}"
+        );
+        assert!(outer.starts_with("home"), "{outer}");
+    })
+}

@@ -125,13 +125,18 @@ impl<'a> Builder<'a> {
     /// Runs `f` with the chosen executor, and this thread's worker when it
     /// is known to belong to that executor.
     pub(crate) fn with_target<R>(&self, f: impl FnOnce(&Arc<Shared>, Option<&Worker>) -> R) -> R {
-        match self.executor {
-            Some(executor) => f(executor.shared(), None),
-            None => context::with_executor(|shared, worker| match shared {
-                Some(shared) => f(shared, worker),
-                None => f(executor::global().shared(), None),
-            }),
+        if let Some(executor) = self.executor {
+            return f(executor.shared(), None);
         }
+        // As in `spawn`: a worker's task holds its worker outside the
+        // thread-local's borrow.
+        if let Some(worker) = context::own_worker() {
+            return f(worker.shared_arc(), Some(&worker));
+        }
+        context::with_executor(|shared, worker| match shared {
+            Some(shared) => f(shared, worker),
+            None => f(executor::global().shared(), None),
+        })
     }
 }
 
