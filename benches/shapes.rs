@@ -87,10 +87,10 @@ fn bench_completions(group: &mut BenchmarkGroup<WallTime>, threads: usize, run: 
 }
 
 /// Spawns `count` empty detached tasks from wherever it is called.
-fn spawn_counted<R: Rt>(rt: &R, count: usize, done: &Arc<CountDown>) {
+fn spawn_counted<R: Rt>(here: &R::Here, count: usize, done: &Arc<CountDown>) {
     for _ in 0..count {
         let done = done.clone();
-        rt.detach(async move { done.count_down() });
+        R::detach_here(here, async move { done.count_down() });
     }
 }
 
@@ -116,8 +116,8 @@ impl Shape for SpawnManyLocal {
 
     fn run<R: Rt>(rt: &R) {
         let done = CountDown::new(Self::ELEMENTS);
-        let (spawner, all) = (rt.clone(), done.clone());
-        rt.detach(async move { spawn_counted(&spawner, Self::ELEMENTS, &all) });
+        let (here, all) = (rt.here(), done.clone());
+        rt.detach(async move { spawn_counted::<R>(&here, Self::ELEMENTS, &all) });
         done.wait();
     }
 }
@@ -221,9 +221,9 @@ impl Shape for PingPong {
     const ELEMENTS: usize = 1_000;
 
     fn run<R: Rt>(rt: &R) {
-        let spawner = rt.clone();
+        let here = rt.here();
         let root = rt.spawn(async move {
-            let pings = (0..Self::ELEMENTS).map(|_| spawner.spawn(ping(spawner.clone())));
+            let pings = (0..Self::ELEMENTS).map(|_| R::spawn_here(&here, ping::<R>(here.clone())));
             let pings: Vec<_> = pings.collect();
             let mut trips = 0;
             for ping in pings {
@@ -235,10 +235,10 @@ impl Shape for PingPong {
     }
 }
 
-async fn ping<R: Rt>(rt: R) -> usize {
+async fn ping<R: Rt>(here: R::Here) -> usize {
     let (ping_tx, ping_rx) = oneshot::channel();
     let (pong_tx, pong_rx) = oneshot::channel();
-    rt.detach(async move {
+    R::detach_here(&here, async move {
         ping_rx.await.expect("ping lost");
         pong_tx.send(()).expect("ping gone");
     });
@@ -262,17 +262,22 @@ impl Shape for ChainedSpawn {
     fn run<R: Rt>(rt: &R) {
         // Counting down once per link proves the whole chain ran.
         let done = CountDown::new(Self::ELEMENTS);
-        chain(rt.clone(), Self::ELEMENTS, done.clone());
+        let (here, all) = (rt.here(), done.clone());
+        rt.detach(async move {
+            all.count_down();
+            chain::<R>(here, Self::ELEMENTS - 1, all);
+        });
         done.wait();
     }
 }
 
-fn chain<R: Rt>(rt: R, left: usize, done: Arc<CountDown>) {
+/// Spawns the next `left` links from inside the current one.
+fn chain<R: Rt>(here: R::Here, left: usize, done: Arc<CountDown>) {
     if left > 0 {
-        let next = rt.clone();
-        rt.detach(async move {
+        let next = here.clone();
+        R::detach_here(&here, async move {
             done.count_down();
-            chain(next, left - 1, done);
+            chain::<R>(next, left - 1, done);
         });
     }
 }
@@ -296,10 +301,10 @@ impl Shape for FanOutFanIn {
     const RAYON: Option<fn(&ThreadPool)> = Some(Self::rayon);
 
     fn run<R: Rt>(rt: &R) {
-        let spawner = rt.clone();
+        let here = rt.here();
         let root = rt.spawn(async move {
             let handles: Vec<_> = (0..Self::ELEMENTS)
-                .map(|i| spawner.spawn(async move { i }))
+                .map(|i| R::spawn_here(&here, async move { i }))
                 .collect();
             let mut sum = 0;
             for handle in handles {
@@ -342,19 +347,19 @@ impl Shape for DagShared {
 
     fn run<R: Rt>(rt: &R) {
         let ran = Arc::new(AtomicUsize::new(0));
-        let (spawner, counter) = (rt.clone(), ran.clone());
-        rt.block_on(rt.spawn(async move { shared_lattice(&spawner, &counter).await }));
+        let (here, counter) = (rt.here(), ran.clone());
+        rt.block_on(rt.spawn(async move { shared_lattice::<R>(&here, &counter).await }));
         assert_eq!(ran.load(Relaxed), Self::ELEMENTS);
     }
 }
 
 /// Spawns the lattice row by row, keeping only the previous row's nodes; returns the last node.
-fn shared_lattice<R: Rt>(rt: &R, ran: &Arc<AtomicUsize>) -> SharedNode<R> {
+fn shared_lattice<R: Rt>(here: &R::Here, ran: &Arc<AtomicUsize>) -> SharedNode<R> {
     let mut above: Vec<Option<SharedNode<R>>> = vec![None; SIDE];
     let mut left = None;
     for _row in 0..SIDE {
         for slot in above.iter_mut() {
-            let node = shared_node(rt, slot.take(), left.take(), ran.clone());
+            let node = shared_node::<R>(here, slot.take(), left.take(), ran.clone());
             *slot = Some(node.clone());
             left = Some(node);
         }
@@ -364,12 +369,12 @@ fn shared_lattice<R: Rt>(rt: &R, ran: &Arc<AtomicUsize>) -> SharedNode<R> {
 }
 
 fn shared_node<R: Rt>(
-    rt: &R,
+    here: &R::Here,
     up: Option<SharedNode<R>>,
     left: Option<SharedNode<R>>,
     ran: Arc<AtomicUsize>,
 ) -> SharedNode<R> {
-    let node = rt.spawn(async move {
+    let node = R::spawn_here(here, async move {
         if let Some(up) = up {
             up.await;
         }

@@ -95,6 +95,27 @@ impl Rt for AsyncEx {
         self.0.ex.spawn(fut).detach();
     }
 
+    type Here = Self;
+
+    fn here(&self) -> Self {
+        self.clone()
+    }
+
+    fn spawn_here<F>(here: &Self, fut: F) -> Task<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        here.spawn(fut)
+    }
+
+    fn detach_here<F>(here: &Self, fut: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        here.detach(fut);
+    }
+
     fn block_on<F: Future>(&self, fut: F) -> F::Output {
         future::block_on(fut)
     }
@@ -139,6 +160,27 @@ impl Rt for StaticEx {
         F: Future<Output = ()> + Send + 'static,
     {
         self.0.ex.spawn(fut).detach();
+    }
+
+    type Here = Self;
+
+    fn here(&self) -> Self {
+        *self
+    }
+
+    fn spawn_here<F>(here: &Self, fut: F) -> Task<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        here.spawn(fut)
+    }
+
+    fn detach_here<F>(here: &Self, fut: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        here.detach(fut);
     }
 
     fn block_on<F: Future>(&self, fut: F) -> F::Output {

@@ -129,8 +129,8 @@ impl<S: DagShape> CounterDag<S> {
 /// Runs shape `S` once on `rt`, one detached task per node, and checks every node ran.
 pub fn run_counter_dag<S: DagShape, R: Rt>(rt: &R) {
     let dag = Arc::new(CounterDag::<S>::new());
-    let (spawner, root) = (rt.clone(), dag.clone());
-    rt.detach(async move { counter_node(spawner, root, 0) });
+    let (here, root) = (rt.here(), dag.clone());
+    rt.detach(async move { counter_node::<S, R>(&here, root, 0) });
     dag.done.wait();
     dag.check();
 }
@@ -142,10 +142,13 @@ pub fn run_counter_dag_rayon<S: DagShape>(pool: &ThreadPool) {
     dag.check();
 }
 
-fn counter_node<S: DagShape, R: Rt>(rt: R, dag: Arc<CounterDag<S>>, idx: usize) {
+fn counter_node<S: DagShape, R: Rt>(here: &R::Here, dag: Arc<CounterDag<S>>, idx: usize) {
     dag.finish(idx, |next| {
-        let (spawner, dag) = (rt.clone(), dag.clone());
-        rt.detach(async move { counter_node(spawner, dag, next) });
+        let (spawner, dag) = (here.clone(), dag.clone());
+        R::detach_here(
+            here,
+            async move { counter_node::<S, R>(&spawner, dag, next) },
+        );
     });
 }
 

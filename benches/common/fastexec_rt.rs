@@ -39,6 +39,18 @@ impl Rt for Fastexec {
         Joined(self.0.spawn(fut))
     }
 
+    type Here = ();
+
+    fn here(&self) -> Self::Here {}
+
+    fn spawn_here<F>(_: &(), fut: F) -> Self::Handle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        Joined(fastexec::spawn(fut))
+    }
+
     fn block_on<F: Future>(&self, fut: F) -> F::Output {
         self.0.block_on(fut)
     }

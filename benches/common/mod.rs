@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 
 /// An async executor with a fixed number of worker threads.
 ///
-/// `Clone` is cheap (a reference count at most) because tasks that spawn more tasks carry a
-/// copy; every implementation pays the same clone per spawning task.
+/// A task that spawns more tasks carries the executor's [`Here`](Rt::Here), not a clone of the
+/// `Rt`: each executor spawns from inside its own tasks the way its users write it.
 pub trait Rt: Clone + Send + Sync + 'static {
     /// Name of the executor in benchmark ids and reports.
     const NAME: &'static str;
@@ -53,6 +53,30 @@ pub trait Rt: Clone + Send + Sync + 'static {
         F: Future<Output = ()> + Send + 'static,
     {
         drop(self.spawn(fut));
+    }
+
+    /// What one of this executor's tasks carries to spawn more tasks on it, as the executor's
+    /// users write it: nothing where the executor offers a spawn for code running on it
+    /// (`tokio::spawn`, `fastexec::spawn`), a handle where it does not (async-executor: an
+    /// `Arc` clone for `Executor`, a copied reference for the leaked `StaticExecutor`).
+    type Here: Clone + Send + Sync + 'static;
+
+    /// The [`Here`](Rt::Here) to move into a task that will spawn.
+    fn here(&self) -> Self::Here;
+
+    /// Spawns from inside one of this executor's tasks (only there: an executor whose `Here`
+    /// is empty finds itself through the running task).
+    fn spawn_here<F>(here: &Self::Here, fut: F) -> Self::Handle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static;
+
+    /// Fire-and-forget [`spawn_here`](Rt::spawn_here).
+    fn detach_here<F>(here: &Self::Here, fut: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        drop(Self::spawn_here(here, fut));
     }
 
     /// Runs `fut` to completion on the calling thread.

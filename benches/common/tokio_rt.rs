@@ -35,6 +35,18 @@ impl Rt for Tokio {
         Joined(self.0.spawn(fut))
     }
 
+    type Here = ();
+
+    fn here(&self) -> Self::Here {}
+
+    fn spawn_here<F>(_: &(), fut: F) -> Self::Handle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        Joined(tokio::spawn(fut))
+    }
+
     fn block_on<F: Future>(&self, fut: F) -> F::Output {
         self.0.block_on(fut)
     }
