@@ -246,7 +246,9 @@ impl PauseControl {
     /// [`PauseError`]: timed out (the task is now cancelled), cancelled by
     /// someone else, or resumed before a checkpoint.
     pub async fn acknowledged(&self, timeout: Duration) -> Result<(), PauseError> {
-        let deadline = Instant::now() + timeout;
+        // A timeout too long for an `Instant` (such as `Duration::MAX`,
+        // "wait as long as it takes") means no deadline.
+        let deadline = Instant::now().checked_add(timeout);
         loop {
             let listener = {
                 let phase = self.phase();
@@ -256,6 +258,10 @@ impl PauseControl {
                     Phase::Running => return Err(PauseError::NotPaused),
                     Phase::Requested => self.inner.changed.listen(),
                 }
+            };
+            let Some(deadline) = deadline else {
+                listener.await;
+                continue;
             };
             if timeout_at(deadline, listener).await.is_err()
                 && self.transition(&[Phase::Requested], Phase::Cancelled)
