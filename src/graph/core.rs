@@ -1250,16 +1250,22 @@ impl<T> Core<T> {
 
     /// Stops the run: tasks not yet started are cancelled, running ones
     /// finish (without further retries), tasks added later are cancelled.
-    /// Paused tasks are cancelled too: nothing would resume them.
+    /// Paused tasks are cancelled too: nothing would resume them. So are
+    /// tasks waiting out a backoff before a retry (running, with no
+    /// attempt open): the retry would be cancelled when due, and the run
+    /// need not wait for it (their drivers are aborted).
     pub(crate) fn stop(&mut self, now: Instant) -> Effects {
         let mut fx = Effects::default();
         self.stopped = true;
         for i in 0..self.nodes.len() as u32 {
-            let state = self.node(i).state;
-            if matches!(
-                state,
-                TaskState::Pending | TaskState::Ready | TaskState::Paused
-            ) {
+            let node = self.node(i);
+            let waiting_to_retry = node.state == TaskState::Running && node.record == NO_RECORD;
+            if waiting_to_retry
+                || matches!(
+                    node.state,
+                    TaskState::Pending | TaskState::Ready | TaskState::Paused
+                )
+            {
                 self.cancel_one(i, CancelReason::Stopped, now, &mut fx);
             }
         }
