@@ -282,6 +282,18 @@ pub(crate) struct AttemptStart<T> {
     pub(crate) outputs: Outputs<T>,
 }
 
+/// What a driver that waited out a backoff does next (see
+/// [`Core::retry_attempt`]).
+pub(crate) enum Retry<T> {
+    /// The next attempt.
+    Start(AttemptStart<T>),
+    /// Nothing yet: the task was paused between attempts. Wait at this
+    /// control's checkpoint for the resume (or the cancel), then ask again.
+    Paused(PauseControl),
+    /// No attempt: the task has ended (or just did, with these effects).
+    Over(Effects),
+}
+
 /// Whether every value of `T` is alike and dropping one does nothing (as
 /// `()`): then all tasks share one output (see [`Core::output`]).
 pub(crate) fn is_unit<T>() -> bool {
@@ -880,20 +892,22 @@ impl<T> Core<T> {
     /// Starts the next attempt of node `i`, which waited to retry, if it is
     /// still meant to run; otherwise says what to do instead. A retry due
     /// after `stop` is cancelled, like a task that was ready when the run
-    /// stopped.
-    pub(crate) fn retry_attempt(
-        &mut self,
-        i: u32,
-        now: Instant,
-        lane: u32,
-    ) -> Result<AttemptStart<T>, Effects> {
-        if self.node(i).state != TaskState::Running {
-            return Err(Effects::default());
+    /// stopped; one due while the task is paused (it was paused between
+    /// attempts, see [`Core::pause`]) waits for its resume.
+    pub(crate) fn retry_attempt(&mut self, i: u32, now: Instant, lane: u32) -> Retry<T> {
+        let node = self.node(i);
+        if node.state == TaskState::Paused && node.paused_from == Some(PausedFrom::Running) {
+            if let Some(control) = self.control(i) {
+                return Retry::Paused(control);
+            }
+        }
+        if node.state != TaskState::Running {
+            return Retry::Over(Effects::default());
         }
         if self.stopped {
-            return Err(self.cancel(i, CancelReason::Stopped, now));
+            return Retry::Over(self.cancel(i, CancelReason::Stopped, now));
         }
-        Ok(self.start_attempt(i, now, lane))
+        Retry::Start(self.start_attempt(i, now, lane))
     }
 
     /// Marks node `i` running, opens its attempt's span and gathers its inputs.
@@ -1295,6 +1309,17 @@ impl<T> Core<T> {
                     .control
                     .get_or_insert_with(PauseControl::new);
                 let control = control.clone();
+                if self.node(i).record == NO_RECORD {
+                    // Between attempts (waiting out a backoff): no body
+                    // runs, so it pauses at once, as at a checkpoint; its
+                    // driver holds the next attempt until the resume (see
+                    // `retry_attempt`).
+                    control.pause_now();
+                    let node = self.node_mut(i);
+                    node.state = TaskState::Paused;
+                    node.paused_from = Some(PausedFrom::Running);
+                    return Ok(None);
+                }
                 control.request_pause();
                 Ok(Some(control))
             }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use event_listener::Event;
 
-use super::core::{is_unit, AttemptStart, Core, Effects, MAX_BATCH};
+use super::core::{is_unit, AttemptStart, Core, Effects, Retry, MAX_BATCH};
 use super::task::{Body, BodyFuture, TaskBody};
 use super::TaskState;
 use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError};
@@ -645,14 +645,26 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
             Resume::Attempt(attempt) => attempt.await.map(|out| shared.share(out)),
             Resume::Backoff(delay) => {
                 crate::time::sleep(delay).await;
-                let (now, begun) = {
-                    let mut core = shared.lock();
-                    // Under the lock, as in `run_ready`.
-                    let now = Instant::now();
-                    (now, core.retry_attempt(i, now, lane::current()))
+                let (now, begun) = loop {
+                    let (now, begun) = {
+                        let mut core = shared.lock();
+                        // Under the lock, as in `run_ready`.
+                        let now = Instant::now();
+                        (now, core.retry_attempt(i, now, lane::current()))
+                    };
+                    match begun {
+                        // Paused between attempts: the next one waits for
+                        // the resume; a cancel ends the driver.
+                        Retry::Paused(control) => {
+                            if control.checkpoint().await.is_err() {
+                                return;
+                            }
+                        }
+                        begun => break (now, begun),
+                    }
                 };
                 match begun {
-                    Ok(start) => {
+                    Retry::Start(start) => {
                         let mut inputs = Inputs::new(Arc::new(RunHandle {
                             shared: Arc::clone(&shared),
                         }));
@@ -670,7 +682,8 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
                         };
                         result.map(|out| shared.share(out))
                     }
-                    Err(fx) => return shared.apply(fx),
+                    Retry::Over(fx) => return shared.apply(fx),
+                    Retry::Paused(_) => unreachable!("a paused retry is waited for above"),
                 }
             }
         };
@@ -829,7 +842,10 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// [`Inputs::checkpoint`]; if none comes within the pause timeout of
     /// the graph's [`SchedulerConfig`], the task is cancelled with
     /// [`TaskError::TimedOut`] (its dependents with it) and this returns
-    /// [`GraphError::PauseTimedOut`]. Pausing a paused task does nothing.
+    /// [`GraphError::PauseTimedOut`]. A running task waiting out the
+    /// backoff before a retry runs no body: it pauses at once, and its next
+    /// attempt starts after the resume (and not before its backoff ends).
+    /// Pausing a paused task does nothing.
     ///
     /// A task paused while running keeps its [`Demand`](super::Demand)
     /// (CPU slots, RAM, VRAM, custom resources) until it ends: the budget

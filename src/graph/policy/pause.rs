@@ -178,6 +178,13 @@ impl PauseControl {
         self.transition(&[Phase::Running], Phase::Requested)
     }
 
+    /// Pauses at once, with no checkpoint: for a task between two
+    /// attempts, where no body runs. Returns whether it was running (or a
+    /// pause was requested).
+    pub(crate) fn pause_now(&self) -> bool {
+        self.transition(&[Phase::Running, Phase::Requested], Phase::Paused)
+    }
+
     /// Withdraws a pause request, or lets a paused body go on. Returns
     /// whether there was one of the two.
     pub fn resume(&self) -> bool {
