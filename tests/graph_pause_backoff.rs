@@ -21,7 +21,9 @@ fn flaky(backoff: Duration, pause_timeout: Duration) -> (Graph<u32>, Arc<AtomicU
     let calls = Arc::clone(&attempts);
     let config = SchedulerConfig::new().with_pause_timeout(pause_timeout);
     let mut g = Graph::<u32>::with_config(config);
-    let retry = RetryPolicy::attempts(2).initial_backoff(backoff).jitter(0.0);
+    let retry = RetryPolicy::attempts(2)
+        .initial_backoff(backoff)
+        .jitter(0.0);
     g.add(
         Task::new("flaky", move |inp| {
             calls.fetch_add(1, Ordering::SeqCst);
