@@ -23,6 +23,7 @@ fn flaky(backoff: Duration, pause_timeout: Duration) -> (Graph<u32>, Arc<AtomicU
     let mut g = Graph::<u32>::with_config(config);
     let retry = RetryPolicy::attempts(2)
         .initial_backoff(backoff)
+        .max_backoff(backoff)
         .jitter(0.0);
     g.add(
         Task::new("flaky", move |inp| {

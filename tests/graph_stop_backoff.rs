@@ -14,6 +14,7 @@ fn stop_cancels_a_task_waiting_to_retry_at_once() {
     let mut g = Graph::<u32>::new();
     let an_hour = RetryPolicy::attempts(3)
         .initial_backoff(Duration::from_secs(3600))
+        .max_backoff(Duration::from_secs(3600))
         .jitter(0.0);
     g.add(Task::new("flaky", |_| async { Err("down".into()) }).retry(an_hour))
         .unwrap();
