@@ -193,6 +193,9 @@ struct Rare {
     /// Its pause switch, made when a pause is first requested while it runs
     /// (the body reaches it through `Inputs::checkpoint`).
     control: Option<PauseControl>,
+    /// When its next attempt is due, while it waits out a backoff (`None`
+    /// past what an `Instant` holds); for `why`.
+    retry_at: Option<Instant>,
 }
 
 impl Cold {
@@ -1180,7 +1183,9 @@ impl<T> Core<T> {
         if node.attempts < retry.max_attempts() && !self.stopped {
             let delay = retry.jittered_backoff(node.attempts);
             self.node_mut(i).has_extras = true;
-            self.rare_mut(i).error = Some(error);
+            let rare = self.rare_mut(i);
+            rare.error = Some(error);
+            rare.retry_at = now.checked_add(delay);
             return Some(delay);
         }
         self.fail(i, error, now, fx);
@@ -1400,6 +1405,14 @@ impl<T> Core<T> {
     pub(crate) fn why(&self, i: u32, now: Instant) -> Option<Blocked> {
         let node = self.node(i);
         Some(match node.state {
+            // Between attempts: waiting out the backoff before a retry.
+            TaskState::Running if node.record == NO_RECORD => Blocked::Retrying {
+                next_attempt: node.attempts + 1,
+                due_in: match self.cold(i).rare().and_then(|r| r.retry_at) {
+                    Some(at) => at.saturating_duration_since(now),
+                    None => Duration::MAX,
+                },
+            },
             TaskState::Running => return None,
             TaskState::Pending => {
                 let waiting = self.cold(i).deps.iter().copied();

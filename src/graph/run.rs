@@ -984,7 +984,8 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// Why a task is not running: the dependencies it waits on, the budget
     /// that is full, how many ready tasks outrank it, that it is paused (a
     /// task paused at a checkpoint still holds its budget, and says so), or
-    /// that it has ended. `None` while it runs.
+    /// that it has ended, or, between two attempts, which attempt it waits to
+    /// retry and when that is due. `None` while an attempt runs.
     ///
     /// ```
     /// use std::sync::Arc;
