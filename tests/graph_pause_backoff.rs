@@ -1,7 +1,8 @@
 //! Pausing a task while it waits out the backoff before a retry: no body
 //! runs then, so it pauses at once (it used to wait for a checkpoint that
 //! could not come, and was cancelled when the pause timeout passed), and
-//! its next attempt waits for the resume.
+//! its next attempt waits for the resume. So does a pause requested during
+//! an attempt that then fails without reaching a checkpoint.
 
 mod support;
 
@@ -95,5 +96,50 @@ fn a_retry_due_while_paused_waits_for_the_resume() {
             assert_eq!(*run.wait("flaky").await.unwrap(), 2);
         });
         assert_eq!(attempts.load(Ordering::SeqCst), 2);
+    });
+}
+
+#[test]
+fn a_pause_requested_during_a_failing_attempt_takes_effect_in_the_backoff() {
+    within(30, || {
+        let an_hour = Duration::from_secs(3600);
+        // Shorter than the backoff: the pause must not wait for the next
+        // attempt's checkpoint.
+        let config = SchedulerConfig::new().with_pause_timeout(Duration::from_secs(2));
+        let mut g = Graph::<u32>::with_config(config);
+        let (started, go) = (support::Gate::new(), support::Gate::new());
+        let (on_start, gate) = (started.clone(), go.clone());
+        let retry = RetryPolicy::attempts(2)
+            .initial_backoff(an_hour)
+            .max_backoff(an_hour)
+            .jitter(0.0);
+        g.add(
+            Task::new("flaky", move |_| {
+                let (on_start, gate) = (on_start.clone(), gate.clone());
+                async move {
+                    on_start.open();
+                    gate.wait().await;
+                    // No checkpoint: the attempt fails with the pause pending.
+                    Err("fails".into())
+                }
+            })
+            .retry(retry),
+        )
+        .unwrap();
+        let run = g.start();
+        fastexec::block_on(async {
+            started.wait().await;
+            // Requested at the pause's first poll, while the attempt waits.
+            let (paused, ()) = fastexec::join!(run.pause("flaky"), async { go.open() });
+            paused.unwrap();
+            assert_eq!(run.state("flaky"), Some(TaskState::Paused));
+            let from_running = Blocked::Paused {
+                from: PausedFrom::Running,
+            };
+            assert_eq!(run.why("flaky").unwrap(), Some(from_running));
+            run.cancel("flaky").unwrap();
+            let report = run.wait_all().await;
+            assert_eq!(report.task("flaky").unwrap().attempts, 1);
+        });
     });
 }

@@ -1186,6 +1186,19 @@ impl<T> Core<T> {
             let rare = self.rare_mut(i);
             rare.error = Some(error);
             rare.retry_at = now.checked_add(delay);
+            // A pause requested during the attempt, which ended with no
+            // checkpoint: between attempts it takes effect at once (see
+            // `Core::pause`), rather than waiting for the next attempt's
+            // first checkpoint, perhaps past the pause timeout.
+            let paused = rare
+                .control
+                .as_ref()
+                .is_some_and(|c| c.is_pause_requested() && c.pause_now());
+            if paused {
+                let node = self.node_mut(i);
+                node.state = TaskState::Paused;
+                node.paused_from = Some(PausedFrom::Running);
+            }
             return Some(delay);
         }
         self.fail(i, error, now, fx);

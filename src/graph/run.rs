@@ -893,7 +893,9 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// [`TaskError::TimedOut`] (its dependents with it) and this returns
     /// [`GraphError::PauseTimedOut`]. A running task waiting out the
     /// backoff before a retry runs no body: it pauses at once, and its next
-    /// attempt starts after the resume (and not before its backoff ends).
+    /// attempt starts after the resume (and not before its backoff ends);
+    /// so does one whose attempt fails, to be retried, before it reaches a
+    /// checkpoint.
     /// Pausing a paused task does nothing.
     ///
     /// A task paused while running keeps its [`Demand`](super::Demand)
