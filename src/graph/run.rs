@@ -146,6 +146,26 @@ impl<T: Send + Sync + 'static> Graph<T> {
     /// Adds tasks that may depend on each other in any order, and on tasks
     /// already in the graph. The batch is validated whole (duplicate ids,
     /// missing dependencies, cycles) and added whole or not at all.
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, GraphError, Task};
+    ///
+    /// let mut g = Graph::<u32>::new();
+    /// let one = |id: &str| Task::new(id, |_| async { Ok(1) });
+    /// // Any order: "test" comes before the "build" it depends on.
+    /// g.add_batch([one("test").after(["build"]), one("build")]).unwrap();
+    ///
+    /// // A bad batch adds nothing, and its error names the ids.
+    /// let err = g
+    ///     .add_batch([one("lint"), one("docs").after(["publish"]), one("publish").after(["docs"])])
+    ///     .unwrap_err();
+    /// assert!(matches!(err, GraphError::Cycle(_)));
+    /// assert_eq!(err.to_string(), "cycle: docs -> publish -> docs");
+    /// let err = g.add_batch([one("lint"), one("ship").after(["sign"])]).unwrap_err();
+    /// assert_eq!(err.to_string(), "task `ship` depends on `sign`, which does not exist");
+    /// assert_eq!(g.len(), 2);
+    /// assert!(!g.contains("lint"));
+    /// ```
     pub fn add_batch(
         &mut self,
         tasks: impl IntoIterator<Item = Task<T>>,
