@@ -53,7 +53,9 @@ impl RetryPolicy {
         }
     }
 
-    /// The wait before the first retry.
+    /// The wait before the first retry. Like every wait, capped by
+    /// [`max_backoff`](Self::max_backoff) (10 s unless set): raise that
+    /// too for longer waits.
     pub fn initial_backoff(mut self, d: Duration) -> Self {
         self.initial = d;
         self
