@@ -193,6 +193,9 @@ struct Rare {
     /// Its pause switch, made when a pause is first requested while it runs
     /// (the body reaches it through `Inputs::checkpoint`).
     control: Option<PauseControl>,
+    /// When its next attempt is due, while it waits out a backoff (`None`
+    /// past what an `Instant` holds); for `why`.
+    retry_at: Option<Instant>,
 }
 
 impl Cold {
@@ -280,6 +283,18 @@ pub(crate) struct AttemptStart<T> {
     pub(crate) timeout: Option<Duration>,
     pub(crate) attempt: u32,
     pub(crate) outputs: Outputs<T>,
+}
+
+/// What a driver that waited out a backoff does next (see
+/// [`Core::retry_attempt`]).
+pub(crate) enum Retry<T> {
+    /// The next attempt.
+    Start(AttemptStart<T>),
+    /// Nothing yet: the task was paused between attempts. Wait at this
+    /// control's checkpoint for the resume (or the cancel), then ask again.
+    Paused(PauseControl),
+    /// No attempt: the task has ended (or just did, with these effects).
+    Over(Effects),
 }
 
 /// Whether every value of `T` is alike and dropping one does nothing (as
@@ -880,20 +895,22 @@ impl<T> Core<T> {
     /// Starts the next attempt of node `i`, which waited to retry, if it is
     /// still meant to run; otherwise says what to do instead. A retry due
     /// after `stop` is cancelled, like a task that was ready when the run
-    /// stopped.
-    pub(crate) fn retry_attempt(
-        &mut self,
-        i: u32,
-        now: Instant,
-        lane: u32,
-    ) -> Result<AttemptStart<T>, Effects> {
-        if self.node(i).state != TaskState::Running {
-            return Err(Effects::default());
+    /// stopped; one due while the task is paused (it was paused between
+    /// attempts, see [`Core::pause`]) waits for its resume.
+    pub(crate) fn retry_attempt(&mut self, i: u32, now: Instant, lane: u32) -> Retry<T> {
+        let node = self.node(i);
+        if node.state == TaskState::Paused && node.paused_from == Some(PausedFrom::Running) {
+            if let Some(control) = self.control(i) {
+                return Retry::Paused(control);
+            }
+        }
+        if node.state != TaskState::Running {
+            return Retry::Over(Effects::default());
         }
         if self.stopped {
-            return Err(self.cancel(i, CancelReason::Stopped, now));
+            return Retry::Over(self.cancel(i, CancelReason::Stopped, now));
         }
-        Ok(self.start_attempt(i, now, lane))
+        Retry::Start(self.start_attempt(i, now, lane))
     }
 
     /// Marks node `i` running, opens its attempt's span and gathers its inputs.
@@ -1166,7 +1183,22 @@ impl<T> Core<T> {
         if node.attempts < retry.max_attempts() && !self.stopped {
             let delay = retry.jittered_backoff(node.attempts);
             self.node_mut(i).has_extras = true;
-            self.rare_mut(i).error = Some(error);
+            let rare = self.rare_mut(i);
+            rare.error = Some(error);
+            rare.retry_at = now.checked_add(delay);
+            // A pause requested during the attempt, which ended with no
+            // checkpoint: between attempts it takes effect at once (see
+            // `Core::pause`), rather than waiting for the next attempt's
+            // first checkpoint, perhaps past the pause timeout.
+            let paused = rare
+                .control
+                .as_ref()
+                .is_some_and(|c| c.is_pause_requested() && c.pause_now());
+            if paused {
+                let node = self.node_mut(i);
+                node.state = TaskState::Paused;
+                node.paused_from = Some(PausedFrom::Running);
+            }
             return Some(delay);
         }
         self.fail(i, error, now, fx);
@@ -1250,16 +1282,22 @@ impl<T> Core<T> {
 
     /// Stops the run: tasks not yet started are cancelled, running ones
     /// finish (without further retries), tasks added later are cancelled.
-    /// Paused tasks are cancelled too: nothing would resume them.
+    /// Paused tasks are cancelled too: nothing would resume them. So are
+    /// tasks waiting out a backoff before a retry (running, with no
+    /// attempt open): the retry would be cancelled when due, and the run
+    /// need not wait for it (their drivers are aborted).
     pub(crate) fn stop(&mut self, now: Instant) -> Effects {
         let mut fx = Effects::default();
         self.stopped = true;
         for i in 0..self.nodes.len() as u32 {
-            let state = self.node(i).state;
-            if matches!(
-                state,
-                TaskState::Pending | TaskState::Ready | TaskState::Paused
-            ) {
+            let node = self.node(i);
+            let waiting_to_retry = node.state == TaskState::Running && node.record == NO_RECORD;
+            if waiting_to_retry
+                || matches!(
+                    node.state,
+                    TaskState::Pending | TaskState::Ready | TaskState::Paused
+                )
+            {
                 self.cancel_one(i, CancelReason::Stopped, now, &mut fx);
             }
         }
@@ -1289,6 +1327,17 @@ impl<T> Core<T> {
                     .control
                     .get_or_insert_with(PauseControl::new);
                 let control = control.clone();
+                if self.node(i).record == NO_RECORD {
+                    // Between attempts (waiting out a backoff): no body
+                    // runs, so it pauses at once, as at a checkpoint; its
+                    // driver holds the next attempt until the resume (see
+                    // `retry_attempt`).
+                    control.pause_now();
+                    let node = self.node_mut(i);
+                    node.state = TaskState::Paused;
+                    node.paused_from = Some(PausedFrom::Running);
+                    return Ok(None);
+                }
                 control.request_pause();
                 Ok(Some(control))
             }
@@ -1369,6 +1418,14 @@ impl<T> Core<T> {
     pub(crate) fn why(&self, i: u32, now: Instant) -> Option<Blocked> {
         let node = self.node(i);
         Some(match node.state {
+            // Between attempts: waiting out the backoff before a retry.
+            TaskState::Running if node.record == NO_RECORD => Blocked::Retrying {
+                next_attempt: node.attempts + 1,
+                due_in: match self.cold(i).rare().and_then(|r| r.retry_at) {
+                    Some(at) => at.saturating_duration_since(now),
+                    None => Duration::MAX,
+                },
+            },
             TaskState::Running => return None,
             TaskState::Pending => {
                 let waiting = self.cold(i).deps.iter().copied();

@@ -157,8 +157,10 @@ impl fmt::Display for CancelReason {
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum TaskError {
-    /// The body returned an error (on its last attempt).
-    #[error("{0}")]
+    /// The body returned an error (on its last attempt). Transparent: it
+    /// displays as that error, and its [`source`](Error::source) is that
+    /// error's, so a reporter walking the chain sees every cause once.
+    #[error(transparent)]
     Failed(Arc<dyn Error + Send + Sync + 'static>),
     /// The last attempt exceeded the task's timeout.
     #[error("timed out after {0:?}")]

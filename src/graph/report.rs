@@ -53,7 +53,9 @@ pub struct Attempt {
     pub start: Duration,
     /// When it ended (`None` while running).
     pub end: Option<Duration>,
-    /// The worker thread that started it, numbered from 0 in order of first use.
+    /// The worker thread that started it: threads are numbered from 0 in
+    /// the order they first ran a graph task in this process (one
+    /// numbering for all runs, so a run's rows need not start at 0).
     pub worker: u32,
     /// That thread's name.
     pub worker_name: Arc<str>,
@@ -257,8 +259,30 @@ impl<T> Report<T> {
     }
 
     /// The critical path: the chain of dependent tasks, among those that ran,
-    /// whose durations add up to the most. Shortening any other task cannot
-    /// make the run finish sooner.
+    /// whose durations (first start to end, backoff waits included) add up
+    /// to the most. However many workers it had, the run could not take
+    /// less than that sum, and only shortening a task on this chain lowers
+    /// it. Time a task spent ready but waiting for a worker or a budget
+    /// counts in no duration: a run that took much longer than its
+    /// critical path ([`elapsed`](Report::elapsed)) was held back by its
+    /// workers or budgets, not by its dependencies.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fastexec::graph::{Graph, Task};
+    ///
+    /// let mut g = Graph::<u32>::new();
+    /// let wait = |ms| fastexec::time::sleep(Duration::from_millis(ms));
+    /// g.add(Task::new("fetch", move |_| async move { wait(20).await; Ok(1) })).unwrap();
+    /// g.add(Task::new("slow", move |_| async move { wait(30).await; Ok(2) }).after(["fetch"]))
+    ///     .unwrap();
+    /// g.add(Task::new("quick", |_| async { Ok(3) }).after(["fetch"])).unwrap();
+    /// g.add(Task::new("join", |_| async { Ok(4) }).after(["slow", "quick"])).unwrap();
+    /// let report = g.run_blocking();
+    /// let path: Vec<&str> = report.critical_path().map(|t| t.id.as_str()).collect();
+    /// assert_eq!(path, ["fetch", "slow", "join"]);
+    /// assert!(report.critical_path_duration() >= Duration::from_millis(50));
+    /// ```
     pub fn critical_path(&self) -> impl ExactSizeIterator<Item = &TaskRecord<T>> + '_ {
         let tasks = self.tasks();
         self.tables().critical_path.iter().map(move |&i| &tasks[i])
@@ -279,8 +303,23 @@ impl<T> Report<T> {
     }
 
     /// The run as a Chrome trace (JSON, "Trace Event Format"): one row per
-    /// worker thread, one slice per attempt. Open it in Perfetto
+    /// worker thread, one slice per finished attempt (a complete event,
+    /// `"ph":"X"`, with `ts` and `dur` in microseconds from the start of
+    /// the run, the attempt's number and outcome in `args`). Attempts still
+    /// running when the report was taken are left out. Open it in Perfetto
     /// (ui.perfetto.dev) or chrome://tracing.
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, Task};
+    ///
+    /// let mut g = Graph::<u32>::new();
+    /// g.add(Task::new("a", |_| async { Ok(1) })).unwrap();
+    /// g.add(Task::new("b", |_| async { Ok(2) }).after(["a"])).unwrap();
+    /// let trace = g.run_blocking().chrome_trace();
+    /// assert_eq!(trace.matches("\"ph\":\"X\"").count(), 2);
+    /// assert!(trace.contains("\"name\":\"b\",\"cat\":\"task\""));
+    /// // report.write_chrome_trace("run.trace.json")? writes it to a file.
+    /// ```
     pub fn chrome_trace(&self) -> String {
         trace::render(self.attempts())
     }

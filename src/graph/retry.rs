@@ -53,7 +53,9 @@ impl RetryPolicy {
         }
     }
 
-    /// The wait before the first retry.
+    /// The wait before the first retry. Like every wait, capped by
+    /// [`max_backoff`](Self::max_backoff) (10 s unless set): raise that
+    /// too for longer waits.
     pub fn initial_backoff(mut self, d: Duration) -> Self {
         self.initial = d;
         self
@@ -86,19 +88,32 @@ impl RetryPolicy {
         self.max_attempts
     }
 
-    /// The wait before retry `retry` (1-based), before jitter.
+    /// The wait before retry `retry` (1-based), before jitter. Never
+    /// panics: any `Duration` (`Duration::MAX` included) is a valid
+    /// initial or maximum backoff.
     pub fn backoff(&self, retry: u32) -> Duration {
+        if self.initial.is_zero() {
+            // 0 * an infinite power would be NaN, not 0.
+            return Duration::ZERO;
+        }
         let exp = retry.saturating_sub(1).min(i32::MAX as u32) as i32;
         let secs = self.initial.as_secs_f64() * self.multiplier.powi(exp);
-        let max = self.max.as_secs_f64();
-        // `min` first: `secs` may be infinite, which `from_secs_f64` rejects.
-        Duration::from_secs_f64(secs.min(max))
+        // Compared in f64, then the cap returned exactly: a long cap (such
+        // as `Duration::MAX`) rounds up as an f64, past what
+        // `Duration::from_secs_f64` accepts.
+        match Duration::try_from_secs_f64(secs) {
+            Ok(d) if d < self.max => d,
+            _ => self.max,
+        }
     }
 
     /// The wait before retry `retry` (1-based), with jitter applied.
     pub(crate) fn jittered_backoff(&self, retry: u32) -> Duration {
-        self.backoff(retry)
-            .mul_f64(1.0 - self.jitter * unit_random())
+        let wait = self.backoff(retry);
+        // Shortened, never lengthened: if the product does not convert
+        // back (a wait near `Duration::MAX`), the wait stays as it is.
+        Duration::try_from_secs_f64(wait.as_secs_f64() * (1.0 - self.jitter * unit_random()))
+            .map_or(wait, |d| d.min(wait))
     }
 }
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use event_listener::Event;
 
-use super::core::{is_unit, AttemptStart, Core, Effects, MAX_BATCH};
+use super::core::{is_unit, AttemptStart, Core, Effects, Retry, MAX_BATCH};
 use super::task::{Body, BodyFuture, TaskBody};
 use super::TaskState;
 use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError};
@@ -100,6 +100,29 @@ impl<T: Send + Sync + 'static> Graph<T> {
     /// With fail-fast on, the first task to fail for good cancels every
     /// other unfinished task (running ones are aborted) instead of only its
     /// dependents becoming upstream-failed. Off by default.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fastexec::graph::{CancelReason, Graph, Task, TaskError, TaskState};
+    ///
+    /// let mut g = Graph::<u32>::new();
+    /// g.fail_fast(true);
+    /// g.add(Task::new("bad", |_| async { Err("broken".into()) })).unwrap();
+    /// // Would run for an hour; cancelled (dropped at its await) instead.
+    /// g.add(Task::new("long", |_| async {
+    ///     fastexec::time::sleep(Duration::from_secs(3600)).await;
+    ///     Ok(1)
+    /// }))
+    /// .unwrap();
+    /// let report = g.run_blocking();
+    /// assert_eq!(report.task("bad").unwrap().state, TaskState::Failed);
+    /// let long = report.task("long").unwrap();
+    /// assert_eq!(long.state, TaskState::Cancelled);
+    /// assert!(matches!(
+    ///     &long.error,
+    ///     Some(TaskError::Cancelled(CancelReason::FailFast(id))) if id.as_str() == "bad"
+    /// ));
+    /// ```
     pub fn fail_fast(&mut self, on: bool) -> &mut Self {
         self.core.fail_fast = on;
         self
@@ -123,6 +146,26 @@ impl<T: Send + Sync + 'static> Graph<T> {
     /// Adds tasks that may depend on each other in any order, and on tasks
     /// already in the graph. The batch is validated whole (duplicate ids,
     /// missing dependencies, cycles) and added whole or not at all.
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, GraphError, Task};
+    ///
+    /// let mut g = Graph::<u32>::new();
+    /// let one = |id: &str| Task::new(id, |_| async { Ok(1) });
+    /// // Any order: "test" comes before the "build" it depends on.
+    /// g.add_batch([one("test").after(["build"]), one("build")]).unwrap();
+    ///
+    /// // A bad batch adds nothing, and its error names the ids.
+    /// let err = g
+    ///     .add_batch([one("lint"), one("docs").after(["publish"]), one("publish").after(["docs"])])
+    ///     .unwrap_err();
+    /// assert!(matches!(err, GraphError::Cycle(_)));
+    /// assert_eq!(err.to_string(), "cycle: docs -> publish -> docs");
+    /// let err = g.add_batch([one("lint"), one("ship").after(["sign"])]).unwrap_err();
+    /// assert_eq!(err.to_string(), "task `ship` depends on `sign`, which does not exist");
+    /// assert_eq!(g.len(), 2);
+    /// assert!(!g.contains("lint"));
+    /// ```
     pub fn add_batch(
         &mut self,
         tasks: impl IntoIterator<Item = Task<T>>,
@@ -645,14 +688,26 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
             Resume::Attempt(attempt) => attempt.await.map(|out| shared.share(out)),
             Resume::Backoff(delay) => {
                 crate::time::sleep(delay).await;
-                let (now, begun) = {
-                    let mut core = shared.lock();
-                    // Under the lock, as in `run_ready`.
-                    let now = Instant::now();
-                    (now, core.retry_attempt(i, now, lane::current()))
+                let (now, begun) = loop {
+                    let (now, begun) = {
+                        let mut core = shared.lock();
+                        // Under the lock, as in `run_ready`.
+                        let now = Instant::now();
+                        (now, core.retry_attempt(i, now, lane::current()))
+                    };
+                    match begun {
+                        // Paused between attempts: the next one waits for
+                        // the resume; a cancel ends the driver.
+                        Retry::Paused(control) => {
+                            if control.checkpoint().await.is_err() {
+                                return;
+                            }
+                        }
+                        begun => break (now, begun),
+                    }
                 };
                 match begun {
-                    Ok(start) => {
+                    Retry::Start(start) => {
                         let mut inputs = Inputs::new(Arc::new(RunHandle {
                             shared: Arc::clone(&shared),
                         }));
@@ -670,7 +725,8 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
                         };
                         result.map(|out| shared.share(out))
                     }
-                    Err(fx) => return shared.apply(fx),
+                    Retry::Over(fx) => return shared.apply(fx),
+                    Retry::Paused(_) => unreachable!("a paused retry is waited for above"),
                 }
             }
         };
@@ -813,6 +869,32 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// once), so a body may still be called after its task was cancelled;
     /// its output is dropped then too. Cancelling a finished (or already
     /// cancelled) task does nothing: cancel is idempotent.
+    ///
+    /// # Errors
+    ///
+    /// [`GraphError::UnknownTask`] if no task has this id.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fastexec::graph::{Graph, Task, TaskState};
+    ///
+    /// let mut g = Graph::<u32>::new();
+    /// g.add(Task::new("download", |_| async {
+    ///     fastexec::time::sleep(Duration::from_secs(3600)).await;
+    ///     Ok(1)
+    /// }))
+    /// .unwrap();
+    /// g.add(Task::new("unpack", |_| async { Ok(2) }).after(["download"])).unwrap();
+    /// g.add(Task::new("other", |_| async { Ok(3) })).unwrap();
+    /// fastexec::block_on(async {
+    ///     let run = g.start();
+    ///     run.cancel("download").unwrap();
+    ///     let report = run.wait_all().await;
+    ///     assert_eq!(report.task("download").unwrap().state, TaskState::Cancelled);
+    ///     assert_eq!(report.task("unpack").unwrap().state, TaskState::Cancelled);
+    ///     assert_eq!(report.output("other"), Some(&3));
+    /// });
+    /// ```
     pub fn cancel(&self, id: &str) -> Result<(), GraphError> {
         let fx = {
             let mut core = self.shared.lock();
@@ -829,7 +911,12 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// [`Inputs::checkpoint`]; if none comes within the pause timeout of
     /// the graph's [`SchedulerConfig`], the task is cancelled with
     /// [`TaskError::TimedOut`] (its dependents with it) and this returns
-    /// [`GraphError::PauseTimedOut`]. Pausing a paused task does nothing.
+    /// [`GraphError::PauseTimedOut`]. A running task waiting out the
+    /// backoff before a retry runs no body: it pauses at once, and its next
+    /// attempt starts after the resume (and not before its backoff ends);
+    /// so does one whose attempt fails, to be retried, before it reaches a
+    /// checkpoint.
+    /// Pausing a paused task does nothing.
     ///
     /// A task paused while running keeps its [`Demand`](super::Demand)
     /// (CPU slots, RAM, VRAM, custom resources) until it ends: the budget
@@ -919,7 +1006,8 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// Why a task is not running: the dependencies it waits on, the budget
     /// that is full, how many ready tasks outrank it, that it is paused (a
     /// task paused at a checkpoint still holds its budget, and says so), or
-    /// that it has ended. `None` while it runs.
+    /// that it has ended, or, between two attempts, which attempt it waits to
+    /// retry and when that is due. `None` while an attempt runs.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -959,6 +1047,37 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// running tasks finish their current attempt (without retrying), and
     /// tasks added afterwards are cancelled. A task whose attempt a runner
     /// has already taken counts as running (see [`cancel`](Self::cancel)).
+    /// A task waiting out the backoff before a retry is cancelled at once.
+    ///
+    /// ```
+    /// use fastexec::graph::{CancelReason, Graph, Task, TaskError, TaskState};
+    /// use fastexec::signal::Notify;
+    /// use std::sync::Arc;
+    ///
+    /// let (started, finish) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    /// let (on_start, gate) = (started.clone(), finish.clone());
+    /// let mut g = Graph::<u32>::new();
+    /// g.add(Task::new("build", move |_| {
+    ///     let (on_start, gate) = (on_start.clone(), gate.clone());
+    ///     async move {
+    ///         on_start.notify_one();
+    ///         gate.notified().await;
+    ///         Ok(1)
+    ///     }
+    /// }))
+    /// .unwrap();
+    /// g.add(Task::new("deploy", |_| async { Ok(2) }).after(["build"])).unwrap();
+    /// fastexec::block_on(async {
+    ///     let run = g.start();
+    ///     started.notified().await;
+    ///     run.stop(); // "build" runs on, "deploy" will not start
+    ///     finish.notify_one();
+    ///     let report = run.wait_all().await;
+    ///     assert_eq!(report.output("build"), Some(&1));
+    ///     let deploy = report.task("deploy").unwrap();
+    ///     assert!(matches!(deploy.error, Some(TaskError::Cancelled(CancelReason::Stopped))));
+    /// });
+    /// ```
     pub fn stop(&self) {
         let fx = self.shared.lock().stop(Instant::now());
         self.shared.apply(fx);
@@ -966,7 +1085,32 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
 
     /// Adds a task while the graph runs (for instance from a running task: a
     /// subflow). Validated like [`Graph::add`]; its dependencies may be in any
-    /// state. Fails with [`GraphError::Finished`] once every task is terminal.
+    /// state (one that already failed or was cancelled makes it
+    /// upstream-failed or cancelled at once). Fails with
+    /// [`GraphError::Finished`] once every task is terminal.
+    ///
+    /// A task adds to its own run through its [`Inputs`]
+    /// ([`Inputs::add_task`], [`Inputs::add_batch`]); the work that needs
+    /// the subflow's results is best added as the subflow's dependent, as
+    /// here, rather than awaited in the body (see [`wait`](Self::wait)).
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, Task};
+    ///
+    /// let mut g = Graph::<u64>::new();
+    /// // "plan" finds out at run time how many parts there are.
+    /// g.add(Task::new("plan", |inp| async move {
+    ///     let parts = 3;
+    ///     inp.add_batch((0..parts).map(|n| Task::new(format!("part-{n}"), move |_| async move { Ok(n * 10) })))?;
+    ///     let ids: Vec<String> = (0..parts).map(|n| format!("part-{n}")).collect();
+    ///     inp.add_task(Task::new("sum", |inp| async move { Ok(inp.values().sum()) }).after(ids))?;
+    ///     Ok(parts)
+    /// }))
+    /// .unwrap();
+    /// let report = g.run_blocking();
+    /// assert_eq!(report.output("sum"), Some(&30));
+    /// assert_eq!(report.tasks().len(), 5);
+    /// ```
     pub fn add_task(&self, task: Task<T>) -> Result<(), GraphError> {
         self.add_batch([task])
     }
@@ -982,6 +1126,27 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     ///
     /// A task must not wait for itself or for a task that depends on it:
     /// that wait never ends.
+    ///
+    /// # Errors
+    ///
+    /// [`GraphError::UnknownTask`] if no task has this id (yet), or
+    /// [`GraphError::TaskFailed`] with the reason it has no output.
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, GraphError, Task, TaskError};
+    ///
+    /// let mut g = Graph::<u32>::new();
+    /// g.add(Task::new("ok", |_| async { Ok(1) })).unwrap();
+    /// g.add(Task::new("bad", |_| async { Err("no space left".into()) })).unwrap();
+    /// g.add(Task::new("after", |_| async { Ok(3) }).after(["bad"])).unwrap();
+    /// fastexec::block_on(async {
+    ///     let run = g.start();
+    ///     assert_eq!(*run.wait("ok").await.unwrap(), 1);
+    ///     let err = run.wait("after").await.unwrap_err();
+    ///     assert_eq!(err.to_string(), "task `after` did not complete: upstream task `bad` failed");
+    ///     assert!(matches!(err, GraphError::TaskFailed { source: TaskError::UpstreamFailed(_), .. }));
+    /// });
+    /// ```
     pub async fn wait(&self, id: &str) -> Result<Arc<T>, GraphError> {
         let i = self.shared.lock().lookup(id)?;
         let _watching = Watching::new(&self.shared.watchers);

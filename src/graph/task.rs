@@ -152,6 +152,26 @@ where
 /// or an error; with [`Task::sync`] it returns that result itself. Any error
 /// type converts with `?`, and strings with `.into()`.
 ///
+/// The output type `T` is usually inferred from the graph the task is
+/// added to. A body that calls a method on one of its inputs needs it
+/// earlier: the compiler then asks for a type annotation (and its
+/// suggestion, `Inputs<T>`, is no help). Name the type in the constructor
+/// or on the closure's argument:
+///
+/// ```
+/// use fastexec::graph::{Graph, Inputs, Task};
+///
+/// let mut g = Graph::<String>::new();
+/// g.add(Task::new("name", |_| async { Ok(" fastexec ".to_string()) })).unwrap();
+/// g.add(Task::<String>::new("upper", |inp| async move { Ok(inp["name"].trim().to_uppercase()) })
+///     .after(["name"]))
+///     .unwrap();
+/// g.add(Task::sync("len", |inp: &Inputs<String>| Ok(inp["upper"].len().to_string()))
+///     .after(["upper"]))
+///     .unwrap();
+/// assert_eq!(g.run_blocking().output("len").unwrap(), "8");
+/// ```
+///
 /// A task maps one to one onto a job-file entry of the distributed mode:
 /// `id`, `dependencies`, `retries`/`timeout_ms` are plain data here, and the
 /// entry's `type` + `input` select and parameterise the body.

@@ -191,7 +191,9 @@ impl SchedulerConfig {
     }
 
     /// How long a running task has to reach a checkpoint after a pause
-    /// request before it is cancelled.
+    /// request before it is cancelled. A timeout too long for an
+    /// [`Instant`](std::time::Instant), such as `Duration::MAX`, means no
+    /// limit: the pause waits for the checkpoint as long as it takes.
     pub fn with_pause_timeout(mut self, timeout: Duration) -> SchedulerConfig {
         self.pause_timeout = timeout;
         self

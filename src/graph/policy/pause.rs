@@ -178,6 +178,13 @@ impl PauseControl {
         self.transition(&[Phase::Running], Phase::Requested)
     }
 
+    /// Pauses at once, with no checkpoint: for a task between two
+    /// attempts, where no body runs. Returns whether it was running (or a
+    /// pause was requested).
+    pub(crate) fn pause_now(&self) -> bool {
+        self.transition(&[Phase::Running, Phase::Requested], Phase::Paused)
+    }
+
     /// Withdraws a pause request, or lets a paused body go on. Returns
     /// whether there was one of the two.
     pub fn resume(&self) -> bool {
@@ -246,7 +253,9 @@ impl PauseControl {
     /// [`PauseError`]: timed out (the task is now cancelled), cancelled by
     /// someone else, or resumed before a checkpoint.
     pub async fn acknowledged(&self, timeout: Duration) -> Result<(), PauseError> {
-        let deadline = Instant::now() + timeout;
+        // A timeout too long for an `Instant` (such as `Duration::MAX`,
+        // "wait as long as it takes") means no deadline.
+        let deadline = Instant::now().checked_add(timeout);
         loop {
             let listener = {
                 let phase = self.phase();
@@ -256,6 +265,10 @@ impl PauseControl {
                     Phase::Running => return Err(PauseError::NotPaused),
                     Phase::Requested => self.inner.changed.listen(),
                 }
+            };
+            let Some(deadline) = deadline else {
+                listener.await;
+                continue;
             };
             if timeout_at(deadline, listener).await.is_err()
                 && self.transition(&[Phase::Requested], Phase::Cancelled)

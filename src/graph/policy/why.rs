@@ -1,13 +1,15 @@
 //! [`Blocked`]: why a task is not running.
 
 use std::fmt;
+use std::time::Duration;
 
 use super::budget::BudgetFull;
 use super::pause::PausedFrom;
 use crate::graph::{TaskId, TaskState};
 
 /// Why a task is not running right now. The core fills it in for any task
-/// that is not `Running`.
+/// that is not `Running`, and for a running one waiting out the backoff
+/// before a retry.
 ///
 /// ```
 /// use fastexec::graph::{Blocked, PausedFrom, TaskId, TaskState};
@@ -42,6 +44,16 @@ pub enum Blocked {
         /// The state it was paused from.
         from: PausedFrom,
     },
+    /// Running, but between two attempts: its last attempt failed and it
+    /// waits out the backoff of its [`RetryPolicy`](crate::graph::RetryPolicy)
+    /// (the error of that attempt is in the run's report).
+    Retrying {
+        /// The attempt it waits to start (2 for the first retry).
+        next_attempt: u32,
+        /// How long until it is due (`Duration::MAX`: longer than the
+        /// clock can tell).
+        due_in: Duration,
+    },
     /// It reached a terminal state.
     Finished(TaskState),
 }
@@ -74,6 +86,13 @@ impl fmt::Display for Blocked {
                 from: PausedFrom::Running,
             } => f.write_str("paused at a checkpoint, holding its budget; resumes as running"),
             Blocked::Paused { from } => write!(f, "paused; resumes as {}", from.state()),
+            Blocked::Retrying {
+                next_attempt,
+                due_in,
+            } => write!(
+                f,
+                "waiting to retry: attempt {next_attempt} is due in {due_in:?}"
+            ),
             Blocked::Finished(state) => write!(f, "not running: finished ({state})"),
         }
     }
