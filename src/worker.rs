@@ -34,7 +34,8 @@
 //!
 //! Written out in [`Worker::next_task`]: every [`GLOBAL_INTERVAL`] ticks a
 //! batch from the injector joins the back of the ring (and due timers
-//! fire), so work posted from outside starts even while local tasks keep
+//! fire, and a worker that only requeues self-waking tasks offers its
+//! core, below), so work posted from outside starts even while local tasks keep
 //! waking each other; then the LIFO slot, the local ring, a batch from the
 //! overflow queue, a batch from the injector, and finally stealing half of
 //! another worker's ring that holds two tasks or more (then the injector
@@ -48,8 +49,9 @@
 //! outside still gets in (every [`GLOBAL_INTERVAL`] ticks it joins the ring
 //! ahead of the requeued task), but a thread of the program that is not a
 //! worker (the poster, a `block_on` waiting for its handles) may be
-//! runnable on the same core and get it only when the kernel's time slice
-//! of the worker ends: a tick, 4 ms on the bench machine. So at the global
+//! runnable on the same core and get it only when the kernel preempts the
+//! worker, at worst when its time slice ends, which the kernel checks at
+//! its tick (4 ms on the bench machine, `CONFIG_HZ=250`). So at the global
 //! tick, a worker whose polls of the whole interval (all but at most one)
 //! were of tasks that woke themselves, and whose slot and ring hold at
 //! most one task after the injector's share was moved in, calls
