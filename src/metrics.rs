@@ -65,6 +65,7 @@ pub(crate) struct WorkerCounters {
     pub(crate) polls: OwnedCounter,
     pub(crate) steals: OwnedCounter,
     pub(crate) parks: OwnedCounter,
+    pub(crate) core_offers: OwnedCounter,
 }
 
 /// Counters of threads that are not workers, shared among them.
@@ -288,6 +289,11 @@ pub struct Metrics {
     /// Times a worker went to sleep for lack of work (work-stealing
     /// scheduler only).
     pub parks: u64,
+    /// Times a worker gave its core to the operating system's scheduler
+    /// (`sched_yield`) because it had polled nothing but a task that kept
+    /// waking itself for a whole interval, with nothing else queued on it
+    /// (work-stealing scheduler only; see `worker.rs`).
+    pub core_offers: u64,
     /// Tasks queued in each worker's ring, by worker index (LIFO slots not
     /// included).
     pub worker_queue_depths: Vec<usize>,
@@ -333,6 +339,7 @@ impl Executor {
             polls: counters.sum(|w| &w.polls) + external.polls.load(Relaxed),
             steals: counters.sum(|w| &w.steals),
             parks: counters.sum(|w| &w.parks),
+            core_offers: counters.sum(|w| &w.core_offers),
             worker_queue_depths: shared.stealers().iter().map(|s| s.len()).collect(),
             injector_depth: shared.injected_len(),
             priority_queue_depths: ext.priority.depths(),

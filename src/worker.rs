@@ -34,11 +34,31 @@
 //!
 //! Written out in [`Worker::next_task`]: every [`GLOBAL_INTERVAL`] ticks a
 //! batch from the injector joins the back of the ring (and due timers
-//! fire), so work posted from outside starts even while local tasks keep
+//! fire, and a worker that only requeues self-waking tasks offers its
+//! core, below), so work posted from outside starts even while local tasks keep
 //! waking each other; then the LIFO slot, the local ring, a batch from the
 //! overflow queue, a batch from the injector, and finally stealing half of
 //! another worker's ring that holds two tasks or more (then the injector
 //! and overflow queue once more).
+//!
+//! # Spinning on self-waking tasks
+//!
+//! A task that wakes itself (`yield_now` in a loop, a poll loop waiting
+//! for a flag another thread sets) keeps its worker busy without sleeping:
+//! the worker polls it, requeues it, polls it again. Work posted from
+//! outside still gets in (every [`GLOBAL_INTERVAL`] ticks it joins the ring
+//! ahead of the requeued task), but a thread of the program that is not a
+//! worker (the poster, a `block_on` waiting for its handles) may be
+//! runnable on the same core and get it only when the kernel preempts the
+//! worker, at worst when its time slice ends, which the kernel checks at
+//! its tick (4 ms on the bench machine, `CONFIG_HZ=250`). So at the global
+//! tick, a worker whose polls of the whole interval (all but at most one)
+//! were of tasks that woke themselves, and whose slot and ring hold at
+//! most one task after the injector's share was moved in, calls
+//! `sched_yield` once: the kernel runs another runnable thread on this
+//! core, if there is one, and returns at once otherwise. At most one system
+//! call per interval, only while the worker does nothing but requeue
+//! self-waking tasks; counted in `Metrics::core_offers`.
 //!
 //! # Waking another worker
 //!
@@ -112,6 +132,9 @@ pub(crate) struct Worker {
     /// Set by a watch that timed out: this search may take a task that is
     /// alone in its ring (see "Waking another worker").
     takes_lone_tasks: Cell<bool>,
+    /// Tasks that woke themselves since the last global tick (see
+    /// "Spinning on self-waking tasks" in the module docs).
+    self_wakes: Cell<u32>,
     parker: Parker,
     rng: Cell<u32>,
     /// This worker's metrics, on their own cache line (`metrics.rs`).
@@ -135,6 +158,7 @@ impl Worker {
             tick: Cell::new(0),
             searching: Cell::new(false),
             takes_lone_tasks: Cell::new(false),
+            self_wakes: Cell::new(0),
             parker,
             // Any odd seed works for xorshift; spread workers apart.
             rng: Cell::new((index as u32).wrapping_mul(0x9E37_79B9) | 1),
@@ -196,6 +220,9 @@ impl Worker {
     /// not ready; behind the queued work it finds most of them ready.
     #[inline]
     pub(crate) fn schedule_woken(&self, task: Runnable, woke_itself: bool) {
+        if woke_itself {
+            self.self_wakes.set(self.self_wakes.get().wrapping_add(1));
+        }
         if woke_itself || context::running_task_completed() {
             self.push_new(task);
             return;
@@ -251,6 +278,19 @@ impl Worker {
         // tasks that keep waking each other (they requeue behind it), and
         // tasks posted from outside still start in order.
         self.move_injected_to_ring();
+        self.offer_core_if_spinning();
+    }
+
+    /// Gives the core to the OS scheduler once (`sched_yield`) if the
+    /// polls of the interval were of tasks that woke themselves (all but at
+    /// most one) and nothing else is queued here, the injector's share
+    /// already moved in (see "Spinning on self-waking tasks").
+    fn offer_core_if_spinning(&self) {
+        let self_wakes = self.self_wakes.replace(0);
+        if self_wakes >= GLOBAL_INTERVAL - 1 && !self.holds_spare_work() {
+            self.counters.0.core_offers.add(1);
+            std::thread::yield_now();
+        }
     }
 
     fn pop_lifo(&self) -> Option<Runnable> {
