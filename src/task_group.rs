@@ -230,6 +230,12 @@ impl MemberGuard {
 }
 
 impl MemberGuard {
+    /// The membership the guard counts the task in, if any.
+    #[inline]
+    pub(crate) fn membership(&self) -> Option<&Arc<Membership>> {
+        self.0.as_ref()
+    }
+
     /// Whether one of the task's groups was cancelled.
     #[inline]
     pub(crate) fn is_cancelled(&self) -> bool {

@@ -34,7 +34,9 @@
 // The wrapper does four things around every poll of the user's future:
 //
 // * it lends the task's group membership to thread-local state, so that
-//   tasks spawned from inside join the same groups;
+//   tasks spawned from inside join the same groups (on a thread where none
+//   is installed, a worker, the membership stays there as a cache after the
+//   poll, so the next task of the same scope only sets a flag);
 // * it catches a panic and turns it into the task's output, so a panicking
 //   task never unwinds through a worker;
 // * on the first `Pending`, it registers the task's waker with the
@@ -120,11 +122,25 @@ impl<F: Future> Future for TaskFuture<F> {
         if this.member.is_cancelled() {
             return Poll::Ready(Err(Failure::Cancelled));
         }
-        let polled = if this.member.is_empty() && !context::has_membership() {
-            // In no group, polled where no membership is installed (the
-            // common case): there is nothing to lend out and take back.
-            catch_unwind(AssertUnwindSafe(|| this.future.poll(cx)))
+        let polled = if !context::has_membership() {
+            match this.member.membership() {
+                // In no group, polled where no membership is installed (the
+                // common case): there is nothing to lend out and take back.
+                None => catch_unwind(AssertUnwindSafe(|| this.future.poll(cx))),
+                // In some group, polled where none is installed (a worker):
+                // installed as the thread's cache, which the next task of
+                // the same scope finds in place.
+                Some(membership) => {
+                    context::enter_cached(membership);
+                    let polled = catch_unwind(AssertUnwindSafe(|| this.future.poll(cx)));
+                    context::leave_cached();
+                    polled
+                }
+            }
         } else {
+            // Polled inside another membership's scope (a task run by a
+            // `block_on` inside a task or root future): lend this one out
+            // and put the outer one back.
             let outer = context::replace_membership(this.member.take());
             let polled = catch_unwind(AssertUnwindSafe(|| this.future.poll(cx)));
             this.member.restore(context::replace_membership(outer));
