@@ -37,6 +37,10 @@ thread_local! {
     /// at the cost of a plain load. The cell's `Arc` keeps that allocation
     /// alive, so an equal address is the same membership.
     static MEMBERSHIP_ADDR: Cell<*const Membership> = const { Cell::new(std::ptr::null()) };
+    /// The address of the membership of the last task [`enter_cached`]
+    /// declined to cache. Only compared, never followed: a stale address
+    /// reused by a new membership only makes that one cached a poll early.
+    static LAST_UNCACHED: Cell<*const Membership> = const { Cell::new(std::ptr::null()) };
     /// The id of the executor whose worker this thread is, or
     /// [`NOT_A_WORKER`]. A copy of what `WORKER` says, in a destructor-free
     /// cell: the spawn and wake paths of other threads read it to go
@@ -255,17 +259,30 @@ pub(crate) fn replace_membership(membership: Option<Arc<Membership>>) -> Option<
 }
 
 /// Installs `membership` for the poll of a task that holds it, on a thread
-/// where none is installed, until [`leave_cached`]. When it is the cached
-/// one (the last task polled here was of the same membership, as when one
-/// scope's tasks run one after another on a worker) this only sets the
-/// flag; otherwise a clone replaces the cache.
+/// where none is installed, until [`leave_cached`], if it is cached or now
+/// worth caching; `false` leaves the thread as it was, for the caller to
+/// lend the membership out as in a nested poll.
+///
+/// When it is the cached one (the last task polled here was of the same
+/// membership, as when one scope's tasks run one after another on a
+/// worker) this only sets the flag. A clone replaces the cache only when
+/// the previous poll here declined the same membership: tasks of
+/// different scopes taking turns on a worker would otherwise pay a clone
+/// and a drop of the `Arc` (two RMWs on a count other threads share) for
+/// every poll, where lending it out costs none.
 #[inline]
-pub(crate) fn enter_cached(membership: &Arc<Membership>) {
+pub(crate) fn enter_cached(membership: &Arc<Membership>) -> bool {
     debug_assert!(!has_membership());
-    if MEMBERSHIP_ADDR.get() != Arc::as_ptr(membership) {
+    let addr = Arc::as_ptr(membership);
+    if MEMBERSHIP_ADDR.get() != addr {
+        if LAST_UNCACHED.get() != addr {
+            LAST_UNCACHED.set(addr);
+            return false;
+        }
         cache_membership(membership);
     }
     HAS_MEMBERSHIP.set(true);
+    true
 }
 
 #[cold]

@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc};
 
 use fastexec::{spawn, TaskGroup};
+use futures::channel::mpsc::unbounded;
+use futures::StreamExt;
 use support::{counter, executor, with_timeout};
 
 /// Counts its own drop.
@@ -34,8 +36,10 @@ fn tagged_forever(dropped: &Arc<AtomicUsize>) -> impl std::future::Future<Output
     }
 }
 
-/// Members of two groups alternate on one worker, each spawning a child
-/// with `fastexec::spawn`: every child lands in its parent's group only.
+/// Members of two groups take turns on one worker, each spawning two
+/// children with `fastexec::spawn`: every child lands in its parent's group
+/// only. Each member is spawned once the previous member's children were
+/// polled, so it finds the other group's membership cached on the worker.
 #[test]
 fn alternating_groups_on_one_worker_spawn_into_their_own() {
     with_timeout(|| {
@@ -43,25 +47,34 @@ fn alternating_groups_on_one_worker_spawn_into_their_own() {
         let (dropped_a, dropped_b) = (counter(), counter());
         ex.block_on(async {
             let (a, b) = (TaskGroup::new(), TaskGroup::new());
-            let mut members = Vec::new();
+            let (polled, mut children_polled) = unbounded::<()>();
             for i in 0..10 {
                 let (group, dropped) = if i % 2 == 0 {
                     (&a, dropped_a.clone())
                 } else {
                     (&b, dropped_b.clone())
                 };
-                members.push(group.spawn(async move {
-                    spawn(tagged_forever(&dropped)).detach();
-                }));
-            }
-            for member in members {
+                let polled = polled.clone();
+                let member = group.spawn(async move {
+                    for _ in 0..2 {
+                        let (polled, body) = (polled.clone(), tagged_forever(&dropped));
+                        spawn(async move {
+                            polled.unbounded_send(()).expect("test gone");
+                            body.await
+                        })
+                        .detach();
+                    }
+                });
                 member.await.expect("member failed");
+                for _ in 0..2 {
+                    children_polled.next().await.expect("child lost");
+                }
             }
             a.cancel();
             a.wait().await;
             assert_eq!(
                 dropped_a.load(SeqCst),
-                5,
+                10,
                 "a child of an `a` member was not in `a`"
             );
             assert_eq!(
@@ -73,7 +86,7 @@ fn alternating_groups_on_one_worker_spawn_into_their_own() {
             b.wait().await;
             assert_eq!(
                 dropped_b.load(SeqCst),
-                5,
+                10,
                 "a child of a `b` member was not in `b`"
             );
         });
