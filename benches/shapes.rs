@@ -37,6 +37,10 @@ trait Shape {
     /// The same work built from fastexec's completion handles (`spawn_after`), benchmarked as
     /// `fastexec_spawn_after` next to the peers, for shapes that have such a variant.
     const COMPLETIONS: Option<fn(&Fastexec)> = None;
+    /// The same work written with fastexec's structured API: spawned from inside
+    /// `Executor::block_on`, done when `block_on` returns (its group counts every task),
+    /// benchmarked as `fastexec_scoped`, for shapes that have such a variant.
+    const SCOPED: Option<fn(&Fastexec)> = None;
 
     fn run<R: Rt>(rt: &R);
 }
@@ -56,7 +60,10 @@ fn bench_shape<S: Shape>(c: &mut Criterion) {
             bench_rayon(&mut group, threads, run);
         }
         if let Some(run) = S::COMPLETIONS {
-            bench_completions(&mut group, threads, run);
+            bench_variant(&mut group, "fastexec_spawn_after", threads, run);
+        }
+        if let Some(run) = S::SCOPED {
+            bench_variant(&mut group, "fastexec_scoped", threads, run);
         }
     }
     group.finish();
@@ -79,9 +86,15 @@ fn bench_rayon(group: &mut BenchmarkGroup<WallTime>, threads: usize, run: fn(&Th
     group.bench_function(id, |b| b.iter(|| run(&pool)));
 }
 
-fn bench_completions(group: &mut BenchmarkGroup<WallTime>, threads: usize, run: fn(&Fastexec)) {
+/// A fastexec-only variant of a shape (`COMPLETIONS`, `SCOPED`), in the same group as the peers.
+fn bench_variant(
+    group: &mut BenchmarkGroup<WallTime>,
+    name: &str,
+    threads: usize,
+    run: fn(&Fastexec),
+) {
     let rt = Fastexec::start(threads);
-    let id = BenchmarkId::new("fastexec_spawn_after", threads);
+    let id = BenchmarkId::new(name, threads);
     group.bench_function(id, |b| b.iter(|| run(&rt)));
     rt.shutdown();
 }
@@ -113,6 +126,7 @@ impl Shape for SpawnManyLocal {
     const NAME: &'static str = "spawn_many_local";
     const ELEMENTS: usize = 10_000;
     const RAYON: Option<fn(&ThreadPool)> = Some(Self::rayon);
+    const SCOPED: Option<fn(&Fastexec)> = Some(Self::scoped);
 
     fn run<R: Rt>(rt: &R) {
         let done = CountDown::new(Self::ELEMENTS);
@@ -123,6 +137,26 @@ impl Shape for SpawnManyLocal {
 }
 
 impl SpawnManyLocal {
+    /// As a fastexec user writes it: no latch, `block_on` returns when every task spawned
+    /// under it, transitively, has finished. The counter only proves that it waited.
+    fn scoped(rt: &Fastexec) {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let counter = ran.clone();
+        rt.executor().block_on(async move {
+            let spawner = fastexec::spawn(async move {
+                for _ in 0..Self::ELEMENTS {
+                    let counter = counter.clone();
+                    fastexec::spawn(async move {
+                        counter.fetch_add(1, Relaxed);
+                    })
+                    .detach();
+                }
+            });
+            spawner.await.expect("spawning task failed");
+        });
+        assert_eq!(ran.load(Relaxed), Self::ELEMENTS);
+    }
+
     fn rayon(pool: &ThreadPool) {
         let ran = AtomicUsize::new(0);
         let counter = &ran;
@@ -538,7 +572,14 @@ fn profile_shape<S: Shape>(executor: &str, threads: usize, iterations: usize) {
             let run = S::COMPLETIONS
                 .unwrap_or_else(|| panic!("{} has no fastexec_spawn_after variant", S::NAME));
             let rt = Fastexec::start(threads);
-            (0..iterations).for_each(|_| run(&rt));
+            (0..iterations).for_each(|_| timed::<S>(|| run(&rt)));
+            rt.shutdown();
+        }
+        "fastexec_scoped" => {
+            let run =
+                S::SCOPED.unwrap_or_else(|| panic!("{} has no fastexec_scoped variant", S::NAME));
+            let rt = Fastexec::start(threads);
+            (0..iterations).for_each(|_| timed::<S>(|| run(&rt)));
             rt.shutdown();
         }
         "tokio" => profile_rt::<S, Tokio>(threads, iterations),

@@ -1,6 +1,7 @@
 //! Thread-local state: which worker this thread is, which executor a
 //! `block_on` on this thread belongs to, and the task-group membership of
-//! whatever is being polled right now.
+//! whatever is being polled right now (kept as a cache after a worker's
+//! poll, see [`enter_cached`]).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -19,13 +20,27 @@ thread_local! {
     /// worker's task (where `EXECUTOR` is never set) reads one plain cell
     /// instead of `EXECUTOR`'s registration check and borrow.
     static HAS_EXECUTOR: Cell<bool> = const { Cell::new(false) };
-    /// The membership of the task (or `block_on` root) being polled.
+    /// The membership of the task (or `block_on` root) being polled, while
+    /// `HAS_MEMBERSHIP` is set. While it is not, this holds the membership
+    /// of the last task polled here through [`enter_cached`], kept as a
+    /// cache (its own `Arc`, which counts in no group): the next task of
+    /// the same membership is then polled without touching this cell.
     static MEMBERSHIP: Cell<Option<Arc<Membership>>> = const { Cell::new(None) };
-    /// Whether `MEMBERSHIP` is set. Having no destructor, it is read without
-    /// the registration check `MEMBERSHIP` costs, so the common case (a
-    /// task in no group, polled where no membership is installed) skips
-    /// `MEMBERSHIP` altogether.
+    /// Whether `MEMBERSHIP` is installed (rather than empty or a cache).
+    /// Having no destructor, it is read without the registration check
+    /// `MEMBERSHIP` costs, so the common case (a task in no group, polled
+    /// where no membership is installed) skips `MEMBERSHIP` altogether.
     static HAS_MEMBERSHIP: Cell<bool> = const { Cell::new(false) };
+    /// The address of the membership in `MEMBERSHIP`, installed or cached,
+    /// or null. Updated with every write of `MEMBERSHIP`, and destructor-free,
+    /// so [`enter_cached`] compares a task's membership with the cached one
+    /// at the cost of a plain load. The cell's `Arc` keeps that allocation
+    /// alive, so an equal address is the same membership.
+    static MEMBERSHIP_ADDR: Cell<*const Membership> = const { Cell::new(std::ptr::null()) };
+    /// The address of the membership of the last task [`enter_cached`]
+    /// declined to cache. Only compared, never followed: a stale address
+    /// reused by a new membership only makes that one cached a poll early.
+    static LAST_UNCACHED: Cell<*const Membership> = const { Cell::new(std::ptr::null()) };
     /// The id of the executor whose worker this thread is, or
     /// [`NOT_A_WORKER`]. A copy of what `WORKER` says, in a destructor-free
     /// cell: the spawn and wake paths of other threads read it to go
@@ -222,18 +237,70 @@ pub(crate) fn membership() -> Option<Arc<Membership>> {
     })
 }
 
-/// Installs `membership` and returns the previous one.
+/// Installs `membership` and returns the previous one (`None` where none
+/// was installed, also when a cached one is dropped to make room).
 #[inline]
 pub(crate) fn replace_membership(membership: Option<Arc<Membership>>) -> Option<Arc<Membership>> {
-    if membership.is_none() && !has_membership() {
+    let installed = has_membership();
+    if membership.is_none() && !installed {
         return None;
     }
-    HAS_MEMBERSHIP.with(|h| h.set(membership.is_some()));
-    MEMBERSHIP.with(|m| m.replace(membership))
+    HAS_MEMBERSHIP.set(membership.is_some());
+    MEMBERSHIP_ADDR.set(membership.as_ref().map_or(std::ptr::null(), Arc::as_ptr));
+    let previous = MEMBERSHIP.with(|m| m.replace(membership));
+    if installed {
+        previous
+    } else {
+        // A cache, not an installed membership: the caller must not
+        // restore it as one.
+        drop(previous);
+        None
+    }
+}
+
+/// Installs `membership` for the poll of a task that holds it, on a thread
+/// where none is installed, until [`leave_cached`], if it is cached or now
+/// worth caching; `false` leaves the thread as it was, for the caller to
+/// lend the membership out as in a nested poll.
+///
+/// When it is the cached one (the last task polled here was of the same
+/// membership, as when one scope's tasks run one after another on a
+/// worker) this only sets the flag. A clone replaces the cache only when
+/// the previous poll here declined the same membership: tasks of
+/// different scopes taking turns on a worker would otherwise pay a clone
+/// and a drop of the `Arc` (two RMWs on a count other threads share) for
+/// every poll, where lending it out costs none.
+#[inline]
+pub(crate) fn enter_cached(membership: &Arc<Membership>) -> bool {
+    debug_assert!(!has_membership());
+    let addr = Arc::as_ptr(membership);
+    if MEMBERSHIP_ADDR.get() != addr {
+        if LAST_UNCACHED.get() != addr {
+            LAST_UNCACHED.set(addr);
+            return false;
+        }
+        cache_membership(membership);
+    }
+    HAS_MEMBERSHIP.set(true);
+    true
+}
+
+#[cold]
+fn cache_membership(membership: &Arc<Membership>) {
+    MEMBERSHIP_ADDR.set(Arc::as_ptr(membership));
+    drop(MEMBERSHIP.with(|m| m.replace(Some(membership.clone()))));
+}
+
+/// Ends [`enter_cached`]: the membership stays behind as the cache.
+/// Whatever ran inside the poll restored what it replaced, so the cell
+/// holds it again.
+#[inline]
+pub(crate) fn leave_cached() {
+    HAS_MEMBERSHIP.set(false);
 }
 
 /// Whether a membership is installed on this thread.
 #[inline]
 pub(crate) fn has_membership() -> bool {
-    HAS_MEMBERSHIP.with(Cell::get)
+    HAS_MEMBERSHIP.get()
 }

@@ -126,12 +126,22 @@ impl GroupInner {
 pub(crate) struct Membership {
     group: Arc<GroupInner>,
     parent: Option<Arc<Membership>>,
+    /// Whether some group of the chain can be cancelled (an explicit
+    /// [`TaskGroup`]). Fixed when the chain is built, so a member of
+    /// `block_on` scopes only (the common case) never walks the chain for
+    /// cancellation, neither before each poll nor when it parks.
+    cancellable: bool,
 }
 
 impl Membership {
     /// A chain with `group` in front of `parent` (which may be empty).
     pub(crate) fn new(group: Arc<GroupInner>, parent: Option<Arc<Membership>>) -> Arc<Membership> {
-        Arc::new(Membership { group, parent })
+        let cancellable = group.cancellable || parent.as_ref().is_some_and(|p| p.cancellable);
+        Arc::new(Membership {
+            group,
+            parent,
+            cancellable,
+        })
     }
 
     fn groups(&self) -> impl Iterator<Item = &GroupInner> {
@@ -220,10 +230,18 @@ impl MemberGuard {
 }
 
 impl MemberGuard {
+    /// The membership the guard counts the task in, if any.
+    #[inline]
+    pub(crate) fn membership(&self) -> Option<&Arc<Membership>> {
+        self.0.as_ref()
+    }
+
     /// Whether one of the task's groups was cancelled.
     #[inline]
     pub(crate) fn is_cancelled(&self) -> bool {
-        self.0.as_ref().is_some_and(|m| any_group_cancelled(m))
+        self.0
+            .as_ref()
+            .is_some_and(|m| m.cancellable && any_group_cancelled(m))
     }
 
     /// Registers a parked task's waker with each cancellable group, so that
@@ -231,7 +249,7 @@ impl MemberGuard {
     /// task at once: `cancel` sets its flag before it takes the wakers under
     /// the same lock, so a registration it missed sees the flag here.
     pub(crate) fn register_for_cancel(&self, waker: &Waker) -> CancelRegistration {
-        let Some(membership) = self.0.as_ref() else {
+        let Some(membership) = self.0.as_ref().filter(|m| m.cancellable) else {
             return CancelRegistration::default();
         };
         let mut entries = Vec::new();
@@ -249,7 +267,7 @@ impl MemberGuard {
 }
 
 /// Whether a group of `membership` was cancelled (out of line: a task in no
-/// group pays only the guard's null test).
+/// cancellable group pays only the guard's null test and the chain's flag).
 #[inline(never)]
 fn any_group_cancelled(membership: &Membership) -> bool {
     membership.groups().any(GroupInner::is_cancelled)

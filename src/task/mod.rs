@@ -34,7 +34,10 @@
 // The wrapper does four things around every poll of the user's future:
 //
 // * it lends the task's group membership to thread-local state, so that
-//   tasks spawned from inside join the same groups;
+//   tasks spawned from inside join the same groups (on a thread where none
+//   is installed, a worker, a membership polled twice in a row stays there
+//   as a cache after the poll, so the next task of the same scope only sets
+//   a flag);
 // * it catches a panic and turns it into the task's output, so a panicking
 //   task never unwinds through a worker;
 // * on the first `Pending`, it registers the task's waker with the
@@ -120,15 +123,23 @@ impl<F: Future> Future for TaskFuture<F> {
         if this.member.is_cancelled() {
             return Poll::Ready(Err(Failure::Cancelled));
         }
-        let polled = if this.member.is_empty() && !context::has_membership() {
-            // In no group, polled where no membership is installed (the
-            // common case): there is nothing to lend out and take back.
-            catch_unwind(AssertUnwindSafe(|| this.future.poll(cx)))
+        let polled = if !context::has_membership() {
+            match this.member.membership() {
+                // In no group, polled where no membership is installed (the
+                // common case): there is nothing to lend out and take back.
+                None => catch_unwind(AssertUnwindSafe(|| this.future.poll(cx))),
+                // In some group, polled where none is installed (a worker),
+                // and installed as the thread's cache, which the next task
+                // of the same scope finds in place.
+                Some(membership) if context::enter_cached(membership) => {
+                    let polled = catch_unwind(AssertUnwindSafe(|| this.future.poll(cx)));
+                    context::leave_cached();
+                    polled
+                }
+                Some(_) => poll_lent(this.member, this.future, cx),
+            }
         } else {
-            let outer = context::replace_membership(this.member.take());
-            let polled = catch_unwind(AssertUnwindSafe(|| this.future.poll(cx)));
-            this.member.restore(context::replace_membership(outer));
-            polled
+            poll_lent(this.member, this.future, cx)
         };
         match polled {
             Ok(Poll::Ready(output)) => {
@@ -148,4 +159,20 @@ impl<F: Future> Future for TaskFuture<F> {
             }
         }
     }
+}
+
+/// Polls a task with its membership lent out to thread-local state and the
+/// outer one put back afterwards: for a task polled inside another
+/// membership's scope (run by a `block_on` inside a task or root future),
+/// or in a scope the thread does not cache.
+#[inline(never)]
+fn poll_lent<F: Future>(
+    member: &mut MemberGuard,
+    future: Pin<&mut F>,
+    cx: &mut Context<'_>,
+) -> std::thread::Result<Poll<F::Output>> {
+    let outer = context::replace_membership(member.take());
+    let polled = catch_unwind(AssertUnwindSafe(|| future.poll(cx)));
+    member.restore(context::replace_membership(outer));
+    polled
 }
