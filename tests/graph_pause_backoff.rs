@@ -10,10 +10,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fastexec::graph::{
-    Blocked, Graph, PausedFrom, RetryPolicy, RunHandle, SchedulerConfig, Task, TaskState,
-};
-use support::{spin_until, within};
+use fastexec::graph::{Blocked, Graph, PausedFrom, SchedulerConfig, Task, TaskState};
+use support::{fixed_backoff, wait_for_first_failure, within};
 
 /// A graph of one task, `flaky`, failing its first attempt and then
 /// succeeding, with `backoff` before its retry; `attempts` counts calls.
@@ -22,10 +20,7 @@ fn flaky(backoff: Duration, pause_timeout: Duration) -> (Graph<u32>, Arc<AtomicU
     let calls = Arc::clone(&attempts);
     let config = SchedulerConfig::new().with_pause_timeout(pause_timeout);
     let mut g = Graph::<u32>::with_config(config);
-    let retry = RetryPolicy::attempts(2)
-        .initial_backoff(backoff)
-        .max_backoff(backoff)
-        .jitter(0.0);
+    let retry = fixed_backoff(2, backoff);
     g.add(
         Task::new("flaky", move |inp| {
             calls.fetch_add(1, Ordering::SeqCst);
@@ -42,17 +37,6 @@ fn flaky(backoff: Duration, pause_timeout: Duration) -> (Graph<u32>, Arc<AtomicU
     (g, attempts)
 }
 
-/// Waits until the first attempt's failure is recorded: the task is then
-/// waiting to retry.
-fn wait_for_first_failure(run: &RunHandle<u32>) {
-    assert!(spin_until(|| run
-        .report()
-        .attempts()
-        .first()
-        .is_some_and(|a| a.end.is_some())));
-    assert_eq!(run.state("flaky"), Some(TaskState::Running));
-}
-
 #[test]
 fn pausing_a_task_waiting_to_retry_pauses_it_at_once() {
     within(30, || {
@@ -60,7 +44,7 @@ fn pausing_a_task_waiting_to_retry_pauses_it_at_once() {
         // depend on a checkpoint.
         let (g, attempts) = flaky(Duration::from_secs(3600), Duration::from_millis(1));
         let run = g.start();
-        wait_for_first_failure(&run);
+        wait_for_first_failure(&run, "flaky");
         fastexec::block_on(run.pause("flaky")).unwrap();
         assert_eq!(run.state("flaky"), Some(TaskState::Paused));
         let paused = Blocked::Paused {
@@ -82,7 +66,7 @@ fn a_retry_due_while_paused_waits_for_the_resume() {
         let backoff = Duration::from_millis(500);
         let (g, attempts) = flaky(backoff, Duration::from_secs(10));
         let run = g.start();
-        wait_for_first_failure(&run);
+        wait_for_first_failure(&run, "flaky");
         fastexec::block_on(async {
             run.pause("flaky").await.unwrap();
             assert_eq!(run.state("flaky"), Some(TaskState::Paused));
@@ -109,10 +93,7 @@ fn a_pause_requested_during_a_failing_attempt_takes_effect_in_the_backoff() {
         let mut g = Graph::<u32>::with_config(config);
         let (started, go) = (support::Gate::new(), support::Gate::new());
         let (on_start, gate) = (started.clone(), go.clone());
-        let retry = RetryPolicy::attempts(2)
-            .initial_backoff(an_hour)
-            .max_backoff(an_hour)
-            .jitter(0.0);
+        let retry = fixed_backoff(2, an_hour);
         g.add(
             Task::new("flaky", move |_| {
                 let (on_start, gate) = (on_start.clone(), gate.clone());

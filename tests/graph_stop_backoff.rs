@@ -6,29 +6,19 @@ mod support;
 
 use std::time::Duration;
 
-use fastexec::graph::{CancelReason, Graph, RetryPolicy, Task, TaskError, TaskState};
-use support::{spin_until, within};
+use fastexec::graph::{CancelReason, Graph, Task, TaskError, TaskState};
+use support::{fixed_backoff, wait_for_first_failure, within};
 
 #[test]
 fn stop_cancels_a_task_waiting_to_retry_at_once() {
     let mut g = Graph::<u32>::new();
-    let an_hour = RetryPolicy::attempts(3)
-        .initial_backoff(Duration::from_secs(3600))
-        .max_backoff(Duration::from_secs(3600))
-        .jitter(0.0);
+    let an_hour = fixed_backoff(3, Duration::from_secs(3600));
     g.add(Task::new("flaky", |_| async { Err("down".into()) }).retry(an_hour))
         .unwrap();
     g.add(Task::new("after", |_| async { Ok(1) }).after(["flaky"]))
         .unwrap();
     let run = g.start();
-    // The first attempt's failure is recorded (its attempt has an end):
-    // the task is now waiting to retry.
-    assert!(spin_until(|| run
-        .report()
-        .attempts()
-        .first()
-        .is_some_and(|a| a.end.is_some())));
-    assert_eq!(run.state("flaky"), Some(TaskState::Running));
+    wait_for_first_failure(&run, "flaky");
 
     run.stop();
     assert_eq!(run.state("flaky"), Some(TaskState::Cancelled));

@@ -6,27 +6,19 @@ mod support;
 
 use std::time::Duration;
 
-use fastexec::graph::{Blocked, Graph, RetryPolicy, Task, TaskState};
-use support::{spin_until, within};
+use fastexec::graph::{Blocked, Graph, Task};
+use support::{fixed_backoff, wait_for_first_failure, within};
 
 #[test]
 fn why_tells_a_task_waiting_to_retry_and_when() {
     within(30, || {
         let an_hour = Duration::from_secs(3600);
         let mut g = Graph::<u32>::new();
-        let retry = RetryPolicy::attempts(3)
-            .initial_backoff(an_hour)
-            .max_backoff(an_hour)
-            .jitter(0.0);
+        let retry = fixed_backoff(3, an_hour);
         g.add(Task::new("flaky", |_| async { Err("down".into()) }).retry(retry))
             .unwrap();
         let run = g.start();
-        assert!(spin_until(|| run
-            .report()
-            .attempts()
-            .first()
-            .is_some_and(|a| a.end.is_some())));
-        assert_eq!(run.state("flaky"), Some(TaskState::Running));
+        wait_for_first_failure(&run, "flaky");
         match run.why("flaky").unwrap() {
             Some(Blocked::Retrying {
                 next_attempt,

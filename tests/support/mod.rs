@@ -275,3 +275,26 @@ pub fn lattice_deps(r: usize, c: usize) -> impl Iterator<Item = String> {
     let left = (c > 0).then(|| cell(r, c - 1));
     above.into_iter().chain(left)
 }
+
+/// A retry policy whose every backoff is exactly `backoff` (no jitter), for
+/// tests that act on a task while it waits to retry.
+pub fn fixed_backoff(attempts: u32, backoff: Duration) -> fastexec::graph::RetryPolicy {
+    fastexec::graph::RetryPolicy::attempts(attempts)
+        .initial_backoff(backoff)
+        .max_backoff(backoff)
+        .jitter(0.0)
+}
+
+/// Waits until the first attempt of task `id` has ended (its failure is
+/// recorded): the task, still `Running`, is then waiting to retry.
+pub fn wait_for_first_failure<T: Send + Sync + 'static>(
+    run: &fastexec::graph::RunHandle<T>,
+    id: &str,
+) {
+    assert!(spin_until(|| run
+        .report()
+        .attempts()
+        .first()
+        .is_some_and(|a| a.end.is_some())));
+    assert_eq!(run.state(id), Some(fastexec::graph::TaskState::Running));
+}
