@@ -125,6 +125,16 @@ fn validation_errors_are_typed_and_leave_the_graph_unchanged() {
     assert!(matches!(e, GraphError::DuplicateId(_)));
     assert_eq!(g.len(), 1);
     assert!(!g.contains("fine") && !g.contains("x"));
+
+    // An empty id, alone or in a batch, is named by its position.
+    let e = g.add(Task::new("", ok())).unwrap_err();
+    assert!(matches!(e, GraphError::EmptyId { position: 0 }), "{e}");
+    let e = g
+        .add_batch([Task::new("fine", ok()), Task::new("", ok())])
+        .unwrap_err();
+    assert_eq!(e.to_string(), "task 1 of the batch has an empty id");
+    assert_eq!(g.len(), 1);
+    assert!(!g.contains("fine") && !g.contains(""));
 }
 
 #[test]

@@ -52,14 +52,22 @@ impl fmt::Display for CyclePath {
 
 /// Why adding tasks or asking about a task was refused.
 ///
-/// Validation errors (`DuplicateId`, `MissingDependency`, `Cycle`) leave the
-/// graph unchanged: a batch is added whole or not at all.
+/// Validation errors (`EmptyId`, `DuplicateId`, `MissingDependency`,
+/// `Cycle`) leave the graph unchanged: a batch is added whole or not at all.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum GraphError {
     /// A task with this id already exists (in the graph or earlier in the batch).
     #[error("duplicate task id `{0}`")]
     DuplicateId(TaskId),
+    /// A task's id is the empty string, which reports, DOT and traces could
+    /// not show. `position` is the task's place in the batch (0 for
+    /// [`Graph::add`](super::Graph::add)).
+    #[error("task {position} of the batch has an empty id")]
+    EmptyId {
+        /// The task's index in the batch.
+        position: usize,
+    },
     /// `task` depends on an id that is neither in the graph nor in the batch.
     #[error("task `{task}` depends on `{dependency}`, which does not exist")]
     MissingDependency {

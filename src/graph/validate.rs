@@ -63,11 +63,15 @@ impl Positions<'_> {
     }
 }
 
-/// Maps each batch id to its position, rejecting ids seen before.
+/// Maps each batch id to its position, rejecting empty ids and ids seen
+/// before.
 fn index_batch<'a>(
     existing: &HashMap<TaskId, u32>,
     batch: &[(&'a TaskId, &[TaskId])],
 ) -> Result<Positions<'a>, GraphError> {
+    if let Some(position) = batch.iter().position(|(id, _)| id.as_str().is_empty()) {
+        return Err(GraphError::EmptyId { position });
+    }
     if let [(id, _)] = batch {
         if existing.contains_key(*id) {
             return Err(GraphError::DuplicateId((*id).clone()));
