@@ -54,6 +54,33 @@ struct Workers {
     joins: Vec<JoinHandle<()>>,
 }
 
+/// The [`Rt::Here`] items of an executor with no spawn function of its own for code running on
+/// it: its tasks carry the handle itself (for both executors here, as their docs show).
+macro_rules! tasks_carry_the_handle {
+    () => {
+        type Here = Self;
+
+        fn here(&self) -> Self {
+            Clone::clone(self)
+        }
+
+        fn spawn_here<F>(here: &Self, fut: F) -> Task<F::Output>
+        where
+            F: Future + Send + 'static,
+            F::Output: Send + 'static,
+        {
+            here.spawn(fut)
+        }
+
+        fn detach_here<F>(here: &Self, fut: F)
+        where
+            F: Future<Output = ()> + Send + 'static,
+        {
+            here.detach(fut);
+        }
+    };
+}
+
 /// async-executor's general `Executor`.
 #[derive(Clone)]
 pub struct AsyncEx(Arc<Pool<Executor<'static>>>);
@@ -95,26 +122,7 @@ impl Rt for AsyncEx {
         self.0.ex.spawn(fut).detach();
     }
 
-    type Here = Self;
-
-    fn here(&self) -> Self {
-        self.clone()
-    }
-
-    fn spawn_here<F>(here: &Self, fut: F) -> Task<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        here.spawn(fut)
-    }
-
-    fn detach_here<F>(here: &Self, fut: F)
-    where
-        F: Future<Output = ()> + Send + 'static,
-    {
-        here.detach(fut);
-    }
+    tasks_carry_the_handle!();
 
     fn block_on<F: Future>(&self, fut: F) -> F::Output {
         future::block_on(fut)
@@ -162,26 +170,7 @@ impl Rt for StaticEx {
         self.0.ex.spawn(fut).detach();
     }
 
-    type Here = Self;
-
-    fn here(&self) -> Self {
-        *self
-    }
-
-    fn spawn_here<F>(here: &Self, fut: F) -> Task<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        here.spawn(fut)
-    }
-
-    fn detach_here<F>(here: &Self, fut: F)
-    where
-        F: Future<Output = ()> + Send + 'static,
-    {
-        here.detach(fut);
-    }
+    tasks_carry_the_handle!();
 
     fn block_on<F: Future>(&self, fut: F) -> F::Output {
         future::block_on(fut)
