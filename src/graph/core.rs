@@ -1195,9 +1195,7 @@ impl<T> Core<T> {
                 .as_ref()
                 .is_some_and(|c| c.is_pause_requested() && c.pause_now());
             if paused {
-                let node = self.node_mut(i);
-                node.state = TaskState::Paused;
-                node.paused_from = Some(PausedFrom::Running);
+                self.mark_paused_between_attempts(i);
             }
             return Some(delay);
         }
@@ -1290,11 +1288,9 @@ impl<T> Core<T> {
         let mut fx = Effects::default();
         self.stopped = true;
         for i in 0..self.nodes.len() as u32 {
-            let node = self.node(i);
-            let waiting_to_retry = node.state == TaskState::Running && node.record == NO_RECORD;
-            if waiting_to_retry
+            if self.waiting_to_retry(i)
                 || matches!(
-                    node.state,
+                    self.node(i).state,
                     TaskState::Pending | TaskState::Ready | TaskState::Paused
                 )
             {
@@ -1327,15 +1323,12 @@ impl<T> Core<T> {
                     .control
                     .get_or_insert_with(PauseControl::new);
                 let control = control.clone();
-                if self.node(i).record == NO_RECORD {
-                    // Between attempts (waiting out a backoff): no body
-                    // runs, so it pauses at once, as at a checkpoint; its
-                    // driver holds the next attempt until the resume (see
-                    // `retry_attempt`).
+                if self.waiting_to_retry(i) {
+                    // No body runs, so it pauses at once, as at a
+                    // checkpoint; its driver holds the next attempt until
+                    // the resume (see `retry_attempt`).
                     control.pause_now();
-                    let node = self.node_mut(i);
-                    node.state = TaskState::Paused;
-                    node.paused_from = Some(PausedFrom::Running);
+                    self.mark_paused_between_attempts(i);
                     return Ok(None);
                 }
                 control.request_pause();
@@ -1409,6 +1402,21 @@ impl<T> Core<T> {
         Ok(fx)
     }
 
+    /// Whether running node `i` is between attempts, waiting out the
+    /// backoff before a retry: running, with no attempt open.
+    fn waiting_to_retry(&self, i: u32) -> bool {
+        let node = self.node(i);
+        node.state == TaskState::Running && node.record == NO_RECORD
+    }
+
+    /// Marks node `i`, waiting to retry, paused: its driver holds the next
+    /// attempt until the resume (see `retry_attempt`).
+    fn mark_paused_between_attempts(&mut self, i: u32) {
+        let node = self.node_mut(i);
+        node.state = TaskState::Paused;
+        node.paused_from = Some(PausedFrom::Running);
+    }
+
     /// The pause switch of running node `i`, if a pause was ever requested.
     pub(crate) fn control(&self, i: u32) -> Option<PauseControl> {
         self.cold(i).rare()?.control.clone()
@@ -1418,8 +1426,7 @@ impl<T> Core<T> {
     pub(crate) fn why(&self, i: u32, now: Instant) -> Option<Blocked> {
         let node = self.node(i);
         Some(match node.state {
-            // Between attempts: waiting out the backoff before a retry.
-            TaskState::Running if node.record == NO_RECORD => Blocked::Retrying {
+            TaskState::Running if self.waiting_to_retry(i) => Blocked::Retrying {
                 next_attempt: node.attempts + 1,
                 due_in: match self.cold(i).rare().and_then(|r| r.retry_at) {
                     Some(at) => at.saturating_duration_since(now),

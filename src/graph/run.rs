@@ -688,7 +688,7 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
             Resume::Attempt(attempt) => attempt.await.map(|out| shared.share(out)),
             Resume::Backoff(delay) => {
                 crate::time::sleep(delay).await;
-                let (now, begun) = loop {
+                let (now, start) = loop {
                     let (now, begun) = {
                         let mut core = shared.lock();
                         // Under the lock, as in `run_ready`.
@@ -696,6 +696,8 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
                         (now, core.retry_attempt(i, now, lane::current()))
                     };
                     match begun {
+                        Retry::Start(start) => break (now, start),
+                        Retry::Over(fx) => return shared.apply(fx),
                         // Paused between attempts: the next one waits for
                         // the resume; a cancel ends the driver.
                         Retry::Paused(control) => {
@@ -703,31 +705,23 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
                                 return;
                             }
                         }
-                        begun => break (now, begun),
                     }
                 };
-                match begun {
-                    Retry::Start(start) => {
-                        let mut inputs = Inputs::new(Arc::new(RunHandle {
-                            shared: Arc::clone(&shared),
-                        }));
-                        inputs.refill(i, start.attempt, start.outputs);
-                        let body = start.body;
-                        let limit = (now, start.timeout);
-                        let begun =
-                            in_context(|cx| begin(&*body, &mut inputs, limit, &mut None, cx)).await;
-                        // Given back before the attempt can end (see
-                        // `Shared::drive_apart`).
-                        shared.give_back(i, body, None);
-                        let result = match begun {
-                            Begun::Over(result) => result,
-                            Begun::Pending(attempt) => attempt.await,
-                        };
-                        result.map(|out| shared.share(out))
-                    }
-                    Retry::Over(fx) => return shared.apply(fx),
-                    Retry::Paused(_) => unreachable!("a paused retry is waited for above"),
-                }
+                let mut inputs = Inputs::new(Arc::new(RunHandle {
+                    shared: Arc::clone(&shared),
+                }));
+                inputs.refill(i, start.attempt, start.outputs);
+                let body = start.body;
+                let limit = (now, start.timeout);
+                let begun = in_context(|cx| begin(&*body, &mut inputs, limit, &mut None, cx)).await;
+                // Given back before the attempt can end (see
+                // `Shared::drive_apart`).
+                shared.give_back(i, body, None);
+                let result = match begun {
+                    Begun::Over(result) => result,
+                    Begun::Pending(attempt) => attempt.await,
+                };
+                result.map(|out| shared.share(out))
             }
         };
         let mut fx = Effects::default();
