@@ -25,7 +25,8 @@ use crate::context;
 use crate::executor::Shared;
 use crate::park::{Parker, Unparker};
 use crate::sync::{AtomicBool, Ordering::*};
-use crate::task_group::{GroupInner, Membership};
+use crate::task_group::{GroupInner, Membership, MembershipArc};
+
 use crate::worker::Worker;
 use std::sync::Arc;
 
@@ -33,12 +34,15 @@ use std::sync::Arc;
 pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output {
     let group = GroupInner::new();
     let membership = Membership::new(group.clone(), None);
-    let root = async {
+    let root = async move {
         let output = InScope {
             future,
             membership: &membership,
         }
         .await;
+        // Let go of the scope's membership: the group empties when the
+        // last task holding it finishes (see `task_group.rs`).
+        drop(membership);
         group.wait().await;
         output
     };
@@ -59,7 +63,7 @@ pin_project_lite::pin_project! {
     struct InScope<'a, F> {
         #[pin]
         future: F,
-        membership: &'a Arc<Membership>,
+        membership: &'a MembershipArc,
     }
 }
 
@@ -75,12 +79,13 @@ impl<F: Future> Future for InScope<'_, F> {
 }
 
 /// Puts the outer membership back, also when the poll panics.
-struct RestoreMembership(Option<Option<Arc<Membership>>>);
+struct RestoreMembership(Option<Option<MembershipArc>>);
 
 impl Drop for RestoreMembership {
     fn drop(&mut self) {
         if let Some(outer) = self.0.take() {
-            context::replace_membership(outer);
+            // Our clone comes back and is dropped here.
+            drop(context::replace_membership(outer));
         }
     }
 }

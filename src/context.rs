@@ -7,7 +7,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::executor::Shared;
-use crate::task_group::{MemberGuard, Membership};
+use crate::task_group::{MemberGuard, Membership, MembershipArc};
+
 use crate::worker::Worker;
 use std::sync::Arc;
 
@@ -20,23 +21,27 @@ thread_local! {
     /// worker's task (where `EXECUTOR` is never set) reads one plain cell
     /// instead of `EXECUTOR`'s registration check and borrow.
     static HAS_EXECUTOR: Cell<bool> = const { Cell::new(false) };
-    /// The membership of the task (or `block_on` root) being polled, while
-    /// `HAS_MEMBERSHIP` is set. While it is not, this holds the membership
-    /// of the last task polled here through [`enter_cached`], kept as a
-    /// cache (its own `Arc`, which counts in no group): the next task of
-    /// the same membership is then polled without touching this cell.
-    static MEMBERSHIP: Cell<Option<Arc<Membership>>> = const { Cell::new(None) };
-    /// Whether `MEMBERSHIP` is installed (rather than empty or a cache).
-    /// Having no destructor, it is read without the registration check
-    /// `MEMBERSHIP` costs, so the common case (a task in no group, polled
-    /// where no membership is installed) skips `MEMBERSHIP` altogether.
-    static HAS_MEMBERSHIP: Cell<bool> = const { Cell::new(false) };
-    /// The address of the membership in `MEMBERSHIP`, installed or cached,
-    /// or null. Updated with every write of `MEMBERSHIP`, and destructor-free,
-    /// so [`enter_cached`] compares a task's membership with the cached one
-    /// at the cost of a plain load. The cell's `Arc` keeps that allocation
-    /// alive, so an equal address is the same membership.
-    static MEMBERSHIP_ADDR: Cell<*const Membership> = const { Cell::new(std::ptr::null()) };
+    /// Which membership the code running here is in (see [`InScope`]).
+    /// Destructor-free, so the common case (a task in no group, polled
+    /// where no membership is installed) reads one plain cell and skips
+    /// the cells below.
+    static IN_SCOPE: Cell<InScope> = const { Cell::new(InScope::None) };
+    /// The installed membership, while `IN_SCOPE` is `Installed`; empty
+    /// otherwise.
+    static MEMBERSHIP: Cell<Option<MembershipArc>> = const { Cell::new(None) };
+    /// The membership of the last task polled here through
+    /// [`enter_cached`], and the current one while `IN_SCOPE` is `Cached`.
+    /// A `Weak`: a strong reference would count in the scope's group (see
+    /// `task_group.rs`) and keep its `block_on` waiting; the polled task's
+    /// own guard keeps it alive while it is in use.
+    #[cfg(not(loom))]
+    static CACHE: Cell<Option<std::sync::Weak<Membership>>> = const { Cell::new(None) };
+    /// The address of the membership `CACHE` refers to, or null. Updated
+    /// with every write of `CACHE`, and destructor-free, so [`enter_cached`]
+    /// compares a task's membership with the cached one at the cost of a
+    /// plain load. The `Weak` keeps that allocation, so an equal address is
+    /// the same membership.
+    static CACHE_ADDR: Cell<*const Membership> = const { Cell::new(std::ptr::null()) };
     /// The address of the membership of the last task [`enter_cached`]
     /// declined to cache. Only compared, never followed: a stale address
     /// reused by a new membership only makes that one cached a poll early.
@@ -78,6 +83,17 @@ fn new_thread_key() -> u64 {
     let key = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     THREAD_KEY.set(key);
     key
+}
+
+/// Whether, and how, a membership is current on this thread.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum InScope {
+    /// None: tasks spawned here count in no group.
+    None,
+    /// The one in `MEMBERSHIP` (lent by a task or a `block_on` root).
+    Installed,
+    /// The one `CACHE` refers to, held alive by the task being polled.
+    Cached,
 }
 
 /// `WORKER_OF` on a thread that is no executor's worker. Executor ids count
@@ -225,82 +241,117 @@ impl Drop for ExecutorGuard {
 
 /// A clone of the current membership.
 #[inline]
-pub(crate) fn membership() -> Option<Arc<Membership>> {
-    if !has_membership() {
-        return None;
+pub(crate) fn membership() -> Option<MembershipArc> {
+    match IN_SCOPE.get() {
+        InScope::None => None,
+        InScope::Installed => MEMBERSHIP.with(|m| {
+            let current = m.take();
+            let copy = current.clone();
+            m.set(current);
+            copy
+        }),
+        InScope::Cached => cached_membership(),
     }
-    MEMBERSHIP.with(|m| {
-        let current = m.take();
-        let copy = current.clone();
-        m.set(current);
-        copy
+}
+
+#[cold]
+/// A strong reference to the cached membership, which the task being
+/// polled holds alive.
+#[cfg(not(loom))]
+fn cached_membership() -> Option<MembershipArc> {
+    CACHE.with(|c| {
+        let weak = c.take();
+        let strong = weak.as_ref().and_then(std::sync::Weak::upgrade);
+        c.set(weak);
+        debug_assert!(strong.is_some(), "the polled task holds it");
+        strong
     })
 }
 
-/// Installs `membership` and returns the previous one (`None` where none
-/// was installed, also when a cached one is dropped to make room).
+#[cfg(loom)]
+fn cached_membership() -> Option<MembershipArc> {
+    unreachable!("nothing is cached under loom")
+}
+
+/// Installs `membership` and returns the previous current one, as a strong
+/// reference to install again afterwards (a cached one is upgraded: such a
+/// restore, in a poll nested in a cached one, is undone by
+/// [`leave_cached`]).
 #[inline]
-pub(crate) fn replace_membership(membership: Option<Arc<Membership>>) -> Option<Arc<Membership>> {
-    let installed = has_membership();
-    if membership.is_none() && !installed {
+pub(crate) fn replace_membership(membership: Option<MembershipArc>) -> Option<MembershipArc> {
+    let scope = IN_SCOPE.get();
+    if membership.is_none() && scope == InScope::None {
         return None;
     }
-    HAS_MEMBERSHIP.set(membership.is_some());
-    MEMBERSHIP_ADDR.set(membership.as_ref().map_or(std::ptr::null(), Arc::as_ptr));
-    let previous = MEMBERSHIP.with(|m| m.replace(membership));
-    if installed {
-        previous
+    IN_SCOPE.set(if membership.is_some() {
+        InScope::Installed
     } else {
-        // A cache, not an installed membership: the caller must not
-        // restore it as one.
-        drop(previous);
-        None
+        InScope::None
+    });
+    let previous = MEMBERSHIP.with(|m| m.replace(membership));
+    match scope {
+        InScope::Cached => cached_membership(),
+        InScope::Installed | InScope::None => previous,
     }
 }
 
-/// Installs `membership` for the poll of a task that holds it, on a thread
-/// where none is installed, until [`leave_cached`], if it is cached or now
-/// worth caching; `false` leaves the thread as it was, for the caller to
-/// lend the membership out as in a nested poll.
+/// Makes `membership` current for the poll of a task that holds it, on a
+/// thread where none is current, until [`leave_cached`], if it is cached
+/// or now worth caching; `false` leaves the thread as it was, for the
+/// caller to lend the membership out as in a nested poll.
 ///
 /// When it is the cached one (the last task polled here was of the same
 /// membership, as when one scope's tasks run one after another on a
-/// worker) this only sets the flag. A clone replaces the cache only when
-/// the previous poll here declined the same membership: tasks of
-/// different scopes taking turns on a worker would otherwise pay a clone
-/// and a drop of the `Arc` (two RMWs on a count other threads share) for
-/// every poll, where lending it out costs none.
+/// worker) this only sets the flag. A new `Weak` replaces the cache only
+/// when the previous poll here declined the same membership: tasks of
+/// different scopes taking turns on a worker would otherwise pay for a
+/// `Weak` (two RMWs on a count other threads share) every poll, where
+/// lending the membership out costs none.
 #[inline]
-pub(crate) fn enter_cached(membership: &Arc<Membership>) -> bool {
+pub(crate) fn enter_cached(membership: &MembershipArc) -> bool {
     debug_assert!(!has_membership());
-    let addr = Arc::as_ptr(membership);
-    if MEMBERSHIP_ADDR.get() != addr {
+    if cfg!(loom) {
+        return false;
+    }
+    let addr = crate::sync::Arc::as_ptr(membership);
+    if CACHE_ADDR.get() != addr {
         if LAST_UNCACHED.get() != addr {
             LAST_UNCACHED.set(addr);
             return false;
         }
         cache_membership(membership);
     }
-    HAS_MEMBERSHIP.set(true);
+    IN_SCOPE.set(InScope::Cached);
     true
 }
 
+#[cfg(not(loom))]
 #[cold]
-fn cache_membership(membership: &Arc<Membership>) {
-    MEMBERSHIP_ADDR.set(Arc::as_ptr(membership));
-    drop(MEMBERSHIP.with(|m| m.replace(Some(membership.clone()))));
+fn cache_membership(membership: &MembershipArc) {
+    CACHE_ADDR.set(crate::sync::Arc::as_ptr(membership));
+    drop(CACHE.with(|c| c.replace(Some(crate::sync::Arc::downgrade(membership)))));
 }
 
-/// Ends [`enter_cached`]: the membership stays behind as the cache.
-/// Whatever ran inside the poll restored what it replaced, so the cell
-/// holds it again.
+#[cfg(loom)]
+fn cache_membership(_: &MembershipArc) {}
+
+/// Ends [`enter_cached`]. The cache stays for the next task. Whatever ran
+/// inside the poll restored what it replaced, which for a poll nested in
+/// this one is a strong reference: dropped here.
 #[inline]
 pub(crate) fn leave_cached() {
-    HAS_MEMBERSHIP.set(false);
+    if IN_SCOPE.replace(InScope::None) == InScope::Installed {
+        drop_restored();
+    }
+}
+
+#[cold]
+fn drop_restored() {
+    drop(MEMBERSHIP.with(Cell::take));
 }
 
 /// Whether a membership is installed on this thread.
 #[inline]
 pub(crate) fn has_membership() -> bool {
-    HAS_MEMBERSHIP.get()
+    IN_SCOPE.get() != InScope::None
 }

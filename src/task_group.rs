@@ -2,31 +2,59 @@
 //!
 //! # Protocol
 //!
-//! A group is a counter of live member tasks plus an event that fires when
-//! the counter returns to zero, after rayon's `CountLatch`. A task's
-//! *membership* is the chain of groups it counts in, shared by all tasks
-//! spawned in the same scope. The chain lives in thread-local state while a
-//! task is polled (and while `block_on` polls its root future), so a task
-//! spawned from there joins the same groups without being told.
+//! A group is a counter plus an event that fires when the counter returns
+//! to zero, after rayon's `CountLatch`. A task's *membership* is the chain
+//! of groups it counts in, shared by all tasks spawned in the same scope.
+//! The chain lives in thread-local state while a task is polled (and while
+//! `block_on` polls its root future), so a task spawned from there joins the
+//! same groups without being told.
 //!
-//! * **Spawn** increments every group of the chain before the new task can
-//!   run. The spawner is itself a live member (or the scope's owner), so a
-//!   group can only drop to zero when no spawner is left: a child is counted
-//!   before its parent's decrement, by program order in the parent.
+//! There are two kinds of group, and they count different things:
+//!
+//! * A `block_on` scope's group counts **memberships**: one for its own,
+//!   created with the scope. Its tasks are counted by the membership's
+//!   reference count instead: every member task holds the membership by
+//!   `Arc`, so the membership is dropped, and only then leaves its group,
+//!   once the scope's owner and every member task let go of it. A member
+//!   spawned by a member clones the spawner's `Arc` while the spawner still
+//!   holds its own, so the count cannot reach zero in between. That makes a
+//!   task's whole bookkeeping in such a scope one increment (its clone, at
+//!   spawn) and one decrement (its drop, at finish), on one counter.
+//! * An explicit [`TaskGroup`] counts **tasks**, exactly, so that
+//!   [`TaskGroup::active`] can say how many are alive and `cancel` can reach
+//!   them: a task whose chain holds one or more explicit groups also
+//!   increments each of them at spawn and decrements it at finish.
+//!
+//! The steps, for either kind:
+//!
+//! * **Spawn** counts the new task in (the `Arc` clone; the increments of
+//!   explicit groups) before it can run. The spawner is itself a live member
+//!   (or the scope's owner), so nothing it counts in can drop to zero before
+//!   its child is counted: a child is counted before its parent's
+//!   decrement, by program order in the parent.
 //! * **Finish** happens when the task's future is dropped, after it
-//!   completed, panicked or was cancelled. The decrement is `AcqRel`: its
-//!   Release half publishes everything the task did to the waiter's Acquire
-//!   load of zero. The decrementer that takes a counter to zero notifies the
-//!   event.
+//!   completed, panicked or was cancelled. Each explicit group's decrement
+//!   is `AcqRel`: its Release half publishes everything the task did to the
+//!   waiter's Acquire load of zero. The membership's `Arc` decrement is
+//!   Release too, and the last one is followed by an Acquire fence (std's
+//!   `Arc`), so the drop of the membership, and its own `AcqRel` decrement
+//!   of its group, come after every member's work. The decrementer that
+//!   takes a counter to zero notifies the event.
 //! * **Wait** checks the counter, registers a listener, and checks again
 //!   before sleeping; event-listener's notification is preceded by a `SeqCst`
 //!   fence and listener registration is `SeqCst`, so a decrement to zero that
-//!   races with the registration is seen by one of the two checks.
+//!   races with the registration is seen by one of the two checks. A
+//!   `block_on` drops its own reference to the scope's membership before it
+//!   waits, so its group reaches zero when the last member finishes.
 //!
 //! After the final decrement the finishing task still touches the group (to
 //! notify), so the group must outlive the waiter's return: every membership
 //! holds the group by `Arc`, and the notify borrows that `Arc`, never the
 //! waiter's stack.
+//!
+//! Nothing but a member task or the scope's owner may hold a strong
+//! reference to a `block_on` membership for long: a worker's cache of the
+//! last membership it polled (see `context.rs`) holds a `Weak`.
 
 use std::fmt;
 use std::future::Future;
@@ -38,16 +66,18 @@ use std::task::Waker;
 
 use slab::Slab;
 
-use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, Ordering::*};
+use crate::sync::{lock, Arc, AtomicBool, AtomicUsize, Mutex, Ordering::*};
 use crate::task::JoinHandle;
-use std::sync::Arc;
 
 /// The counter of one group, and its cancellation state.
 pub(crate) struct GroupInner {
+    /// Live member tasks of an explicit group; live memberships of a
+    /// `block_on` group (see the module docs).
     active: AtomicUsize,
     done: Event,
-    /// Only explicit [`TaskGroup`]s can be cancelled; `block_on`'s groups
-    /// cannot, so their members never touch `parked`.
+    /// Whether this is an explicit [`TaskGroup`], which counts its tasks and
+    /// can be cancelled; `block_on`'s groups count memberships and cannot be
+    /// cancelled, so their members never touch `parked`.
     cancellable: bool,
     cancelled: AtomicBool,
     /// Wakers of parked members, for `cancel` to wake.
@@ -94,7 +124,8 @@ impl GroupInner {
         // Relaxed: the increment is ordered before any decrement of the new
         // member by the spawn itself (the task is published through the run
         // queue's release/acquire), and a member spawning it keeps the count
-        // above zero meanwhile.
+        // above zero meanwhile. For a `block_on` group the one increment is
+        // the creation of its membership, before anything can leave.
         self.active.fetch_add(1, Relaxed);
     }
 
@@ -122,7 +153,13 @@ impl GroupInner {
     }
 }
 
-/// The chain of groups a task counts in, innermost first.
+/// A membership as tasks hold it: the loom shim's `Arc`, so that the loom
+/// models see the reference count that counts a `block_on` scope's tasks.
+pub(crate) type MembershipArc = Arc<Membership>;
+
+/// The chain of groups a task counts in, innermost first. Holding one by
+/// `Arc` counts in its `block_on` groups; dropping the last `Arc` leaves
+/// them (see the module docs).
 pub(crate) struct Membership {
     group: Arc<GroupInner>,
     parent: Option<Arc<Membership>>,
@@ -137,6 +174,9 @@ impl Membership {
     /// A chain with `group` in front of `parent` (which may be empty).
     pub(crate) fn new(group: Arc<GroupInner>, parent: Option<Arc<Membership>>) -> Arc<Membership> {
         let cancellable = group.cancellable || parent.as_ref().is_some_and(|p| p.cancellable);
+        if !group.cancellable {
+            group.enter();
+        }
         Arc::new(Membership {
             group,
             parent,
@@ -164,6 +204,18 @@ impl Membership {
             next = current.parent.as_deref();
             Some(&current.group)
         })
+    }
+}
+
+impl Drop for Membership {
+    fn drop(&mut self) {
+        // The last member of a `block_on` scope, or its owner, let go: the
+        // membership leaves its group (an explicit group counted tasks, not
+        // memberships). The parent chain, if any, is released after this,
+        // when the fields drop.
+        if !self.group.cancellable {
+            self.group.leave();
+        }
     }
 }
 
@@ -199,10 +251,14 @@ fn remove_cancel_entries(entries: CancelEntries) {
 pub(crate) struct MemberGuard(Option<Arc<Membership>>);
 
 impl MemberGuard {
-    /// Counts a new task into every group of `membership`.
+    /// Counts a new task into every group of `membership`: into the
+    /// `block_on` groups by holding the `Arc` (cloned by the caller), into
+    /// each explicit group by its counter.
     pub(crate) fn enter(membership: Option<Arc<Membership>>) -> MemberGuard {
         if let Some(m) = &membership {
-            m.groups().for_each(GroupInner::enter);
+            if m.cancellable {
+                enter_explicit_groups(m);
+            }
         }
         MemberGuard(membership)
     }
@@ -283,10 +339,33 @@ impl Drop for MemberGuard {
 }
 
 /// Counts a finished task out of its groups (the guard's drop, out of line
-/// so that a task in no group pays only the test).
+/// so that a task in no group pays only the test): out of each explicit
+/// group by its counter, out of the `block_on` groups by letting go of the
+/// membership.
 #[inline(never)]
 fn leave_groups(membership: Arc<Membership>) {
-    membership.groups().for_each(GroupInner::leave);
+    if membership.cancellable {
+        leave_explicit_groups(&membership);
+    }
+}
+
+/// Counts a new task into the explicit groups of its chain (out of line:
+/// most tasks are in none).
+#[inline(never)]
+fn enter_explicit_groups(membership: &Membership) {
+    membership
+        .groups()
+        .filter(|g| g.cancellable)
+        .for_each(GroupInner::enter);
+}
+
+/// Counts a finished task out of the explicit groups of its chain.
+#[inline(never)]
+fn leave_explicit_groups(membership: &Membership) {
+    membership
+        .groups()
+        .filter(|g| g.cancellable)
+        .for_each(GroupInner::leave);
 }
 
 /// A set of tasks that can be awaited as a whole, descendants included.
@@ -405,11 +484,12 @@ impl fmt::Debug for TaskGroup {
     }
 }
 
-/// The bare group counter, for the loom model in `loom-tests/`.
+/// The bare group counter, and a `block_on` scope counted by its
+/// membership's references, for the loom models in `loom-tests/`.
 #[cfg(loom)]
 pub mod loom_api {
-    use super::GroupInner;
-    use std::sync::Arc;
+    use super::{GroupInner, MemberGuard, Membership};
+    use crate::sync::Arc;
 
     /// One group's counter and completion event.
     #[derive(Clone)]
@@ -445,6 +525,61 @@ pub mod loom_api {
     impl Default for GroupCounter {
         fn default() -> Self {
             Self::new()
+        }
+    }
+
+    /// A `block_on` scope: its group and its owner's reference to the
+    /// scope's membership, as `block_on` makes them.
+    pub struct Scope {
+        group: Arc<GroupInner>,
+        owner: Option<Arc<Membership>>,
+    }
+
+    /// A member task's place in a scope: its guard, which leaves on drop
+    /// (what dropping the task's future does).
+    pub struct Member(MemberGuard);
+
+    impl Scope {
+        /// A scope whose owner holds its membership.
+        pub fn new() -> Self {
+            let group = GroupInner::new();
+            let owner = Some(Membership::new(group.clone(), None));
+            Scope { group, owner }
+        }
+
+        /// Counts in a task spawned by the owner (the root future).
+        pub fn spawn(&self) -> Member {
+            let membership = self.owner.clone().expect("the owner has let go");
+            Member(MemberGuard::enter(Some(membership)))
+        }
+
+        /// The owner lets go of the membership, as `block_on` does once its
+        /// root future completed, before it waits.
+        pub fn let_go(&mut self) {
+            self.owner = None;
+        }
+
+        /// Live memberships of the scope's group (0 or 1).
+        pub fn active(&self) -> usize {
+            self.group.active()
+        }
+
+        /// Resolves when the group is empty.
+        pub async fn wait(&self) {
+            self.group.wait().await
+        }
+    }
+
+    impl Default for Scope {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    impl Member {
+        /// Counts in a task this member spawns (it inherits the membership).
+        pub fn spawn(&self) -> Member {
+            Member(MemberGuard::enter(self.0.membership().cloned()))
         }
     }
 }

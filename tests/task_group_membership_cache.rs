@@ -159,3 +159,35 @@ fn member_spawns_into_its_group_after_running_another_groups_task_inside_its_pol
         });
     });
 }
+
+/// A `block_on` scope is counted by the references to its membership, so
+/// the worker's cache of that membership must not be one: each round's
+/// `block_on` returns although the worker polled its tasks one after
+/// another (which caches the membership) and then has nothing else to poll
+/// that would replace the cache. Every task of each round has run by then.
+#[test]
+fn block_on_returns_while_a_worker_caches_its_membership() {
+    with_timeout(|| {
+        let ex = executor(1);
+        for round in 0..20 {
+            let ran = counter();
+            let spawned_ran = ran.clone();
+            ex.block_on(async move {
+                for _ in 0..4 {
+                    let ran = spawned_ran.clone();
+                    spawn(async move {
+                        // A grandchild: spawned under the cached membership.
+                        let again = ran.clone();
+                        spawn(async move {
+                            again.fetch_add(1, SeqCst);
+                        })
+                        .detach();
+                        ran.fetch_add(1, SeqCst);
+                    })
+                    .detach();
+                }
+            });
+            assert_eq!(ran.load(SeqCst), 8, "round {round}");
+        }
+    });
+}

@@ -14,7 +14,7 @@ use super::node::Node;
 use crate::executor::Shared;
 use crate::task::builder::Options;
 use crate::task::{JoinHandle, RawTask, Runnable};
-use crate::task_group::Membership;
+use crate::task_group::MembershipArc;
 use crate::worker::Worker;
 
 /// Why a producer's future gave no value.
@@ -187,7 +187,7 @@ pub(crate) fn spawn_producer<T, F>(
     shared: &Arc<Shared>,
     node: Arc<Node<T>>,
     future: F,
-    membership: Option<Arc<Membership>>,
+    membership: Option<MembershipArc>,
     worker: Option<&Worker>,
     options: &Options,
 ) where
@@ -213,7 +213,7 @@ pub(crate) fn build_producer<T, F>(
     shared: &Arc<Shared>,
     node: &Arc<Node<T>>,
     future: F,
-    membership: Option<Arc<Membership>>,
+    membership: Option<MembershipArc>,
     worker: Option<&Worker>,
     options: &Options,
 ) -> (Runnable, RawTask<()>)

@@ -24,7 +24,7 @@ use crate::executor::{self, Executor, Shared};
 use crate::hooks::{FinishGuard, TaskId, TaskMeta};
 use crate::metrics::Stamp;
 use crate::task::{Failure, JoinHandle, RawTask, Runnable, TaskFuture};
-use crate::task_group::Membership;
+use crate::task_group::MembershipArc;
 use crate::worker::Worker;
 use crate::Priority;
 
@@ -158,7 +158,7 @@ impl Options {
         &self,
         shared: &Arc<Shared>,
         future: F,
-        membership: Option<Arc<Membership>>,
+        membership: Option<MembershipArc>,
         worker: Option<&Worker>,
         id: Option<TaskId>,
     ) -> JoinHandle<F::Output>
@@ -185,7 +185,7 @@ impl Options {
         &self,
         shared: &Arc<Shared>,
         future: F,
-        membership: Option<Arc<Membership>>,
+        membership: Option<MembershipArc>,
         worker: Option<&Worker>,
         id: Option<TaskId>,
     ) -> (Runnable, RawTask<F::Output>)
@@ -236,7 +236,7 @@ type RawHandle<T> = async_task::Task<Result<T, Failure>>;
 pub(crate) fn spawn_decorated<F>(
     shared: &Arc<Shared>,
     future: F,
-    membership: Option<Arc<Membership>>,
+    membership: Option<MembershipArc>,
     worker: Option<&Worker>,
     options: &Options,
     id: Option<TaskId>,
@@ -262,7 +262,7 @@ where
 pub(crate) fn build_decorated<F>(
     shared: &Arc<Shared>,
     future: F,
-    membership: Option<Arc<Membership>>,
+    membership: Option<MembershipArc>,
     worker: Option<&Worker>,
     options: &Options,
     id: Option<TaskId>,
@@ -280,7 +280,7 @@ where
 fn decorate<F>(
     shared: &Arc<Shared>,
     future: F,
-    membership: Option<Arc<Membership>>,
+    membership: Option<MembershipArc>,
     worker: Option<&Worker>,
     options: &Options,
     id: Option<TaskId>,

@@ -74,8 +74,7 @@ pub use join::{JoinError, JoinHandle};
 
 use crate::context;
 use crate::registry::Registration;
-use crate::task_group::{CancelRegistration, MemberGuard, Membership};
-use std::sync::Arc;
+use crate::task_group::{CancelRegistration, MemberGuard, MembershipArc};
 
 /// The runnable half of a task, as queued and run by workers.
 pub(crate) type Runnable = async_task::Runnable;
@@ -104,7 +103,7 @@ pin_project_lite::pin_project! {
 
 impl<F: Future> TaskFuture<F> {
     /// Wraps `future`, counting it into every group of `membership`.
-    pub(crate) fn new(future: F, membership: Option<Arc<Membership>>) -> Self {
+    pub(crate) fn new(future: F, membership: Option<MembershipArc>) -> Self {
         TaskFuture {
             future,
             registration: None,
