@@ -59,7 +59,8 @@
 //! arrives: no thread polls. The module docs of `worker`, `idle`,
 //! `queue`, `task_group` and `executor` (in the source) state each protocol
 //! and why it is correct; `loom-tests/` model-checks the ring, the group
-//! counter, the park/notify protocol, the timer queue and `Notify`.
+//! counter, the park/notify protocol, the timer queue, `Notify` and the
+//! completion protocol of [`deps`].
 
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
@@ -156,6 +157,7 @@ pub mod __private {
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod __loom {
+    pub use crate::deps::loom_api as deps;
     pub use crate::idle::Idle;
     pub use crate::park::{Parker, Unparker};
     pub use crate::queue::{local, Local, Overflow, Steal, CAPACITY};

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use super::completion::Completion;
 use super::error::CompletionError;
 use super::node::{Dependent, Node, Register, Registration};
-use super::spawn::{build_producer, catching, start};
+use super::spawn::{build_producer, catching, start, Missing};
 use crate::context;
 use crate::sync::Ordering::AcqRel;
-use crate::task::Builder;
+use crate::task::{Builder, RawTask, Runnable};
 
 /// The dependencies a task can be spawned after, and the outputs it then
 /// receives, in the same order and shape:
@@ -249,14 +249,14 @@ fn fail<T: Send + Sync + 'static>(node: &Node<T>, error: &CompletionError) {
 }
 
 /// Registers a task that runs `body` on the outputs of `deps` once they all
-/// succeeded, spawned by `builder` (its executor and options), counted in
-/// the current task groups from now on; returns its node.
+/// succeeded, built by `target` (a [`Builder`]: its executor and options,
+/// counted in the current task groups from now on); returns its node.
 ///
 /// The task is built at once (so it counts in the groups, and its number
 /// and hooks are those of this call), but queued only by the decrement
 /// that meets its last dependency.
 pub(crate) fn spawn_after_on<D, F, Fut>(
-    builder: &Builder<'_>,
+    target: &impl Target,
     deps: D,
     body: F,
 ) -> Arc<Node<Fut::Output>>
@@ -266,9 +266,8 @@ where
     Fut: Future + Send + 'static,
     Fut::Output: Send + Sync + 'static,
 {
-    let options = builder.options();
     let deps_count = deps.count();
-    let node = Arc::new(Node::new(options.name().cloned(), deps_count + 1));
+    let node = Arc::new(Node::new(target.name(), deps_count + 1));
     // Our own token, plus each dependency that had succeeded already.
     let mut met_already = 1;
     let mut failed = None;
@@ -292,10 +291,7 @@ where
         return node;
     }
     let future = catching(start(deps, body));
-    let membership = context::membership();
-    let (unstarted, task) = builder.with_target(|shared, worker| {
-        build_producer(shared, &node, future, membership, worker, options)
-    });
+    let (unstarted, task) = target.build(&node, future);
     if met_already == deps_count + 1 {
         // Every dependency had succeeded: no list holds the node and no
         // handle to it exists yet, so nothing can release, fail or abort
@@ -305,9 +301,45 @@ where
         unstarted.schedule();
         return node;
     }
-    // Outside `with_target`: if a dependency failed meanwhile, this drops
-    // the task, running its future's drop glue.
+    // Outside `build` (and its executor's `with_target`): if a dependency
+    // failed meanwhile, this drops the task, running its future's drop
+    // glue.
     node.set_task(Some(task), Some(unstarted));
     met(&node, met_already);
     node
+}
+
+/// What builds a dependent's task for [`spawn_after_on`]: a [`Builder`],
+/// or, in the loom models, a stand-in with no executor.
+pub(crate) trait Target {
+    /// The task's name, if it has one.
+    fn name(&self) -> Option<Arc<str>>;
+
+    /// Builds the producer of `node` running `future`, without queueing it;
+    /// returns it with its handle.
+    fn build<T, F>(&self, node: &Arc<Node<T>>, future: F) -> (Runnable, RawTask<()>)
+    where
+        T: Send + Sync + 'static,
+        F: Future<Output = Result<T, Missing>> + Send + 'static;
+}
+
+impl Target for Builder<'_> {
+    #[inline(always)]
+    fn name(&self) -> Option<Arc<str>> {
+        self.options().name().cloned()
+    }
+
+    /// Builds on the builder's executor, counted in the current task
+    /// groups, with its options.
+    #[inline(always)]
+    fn build<T, F>(&self, node: &Arc<Node<T>>, future: F) -> (Runnable, RawTask<()>)
+    where
+        T: Send + Sync + 'static,
+        F: Future<Output = Result<T, Missing>> + Send + 'static,
+    {
+        let membership = context::membership();
+        self.with_target(|shared, worker| {
+            build_producer(shared, node, future, membership, worker, self.options())
+        })
+    }
 }

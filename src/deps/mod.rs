@@ -121,6 +121,16 @@
 //! caught, so that it leaves no waiter unreleased and no queued release
 //! stranded on the thread; the first is re-raised once the loop is done.
 //!
+//! `loom-tests/tests/deps_node.rs` model-checks this protocol with loom,
+//! on the real node and spawner (the outcome cell is then `sync.rs`'s loom
+//! stand-in for `OnceLock`, and a dependent's task one that no executor
+//! holds, run by the thread whose decrement releases it): a registration
+//! racing a finish; two dependencies finishing on two threads, also while
+//! the spawner registers (exactly one release, after both outputs); a
+//! failure racing a success or an abort (no release, one failure); a
+//! failure down a chain; an awaiter racing a finish (woken exactly once,
+//! or the outcome seen at once).
+//!
 //! # Task groups and cancellation
 //!
 //! A dependent counts in the task groups of the code that called
@@ -137,6 +147,9 @@
 mod completion;
 mod dependencies;
 mod error;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod loom_api;
 mod node;
 mod spawn;
 

@@ -6,14 +6,14 @@
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use smallvec::SmallVec;
 
 use super::error::{CompletionError, TaskLabel};
 use crate::hooks::TaskId;
-use crate::sync::{lock, AtomicUsize, Mutex};
+use crate::sync::{lock, thread_local, AtomicUsize, Mutex, OnceLock};
 use crate::task::{Panic, RawTask, Runnable};
 
 /// What awaiting a completion gives.

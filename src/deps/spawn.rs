@@ -226,6 +226,25 @@ where
     options.build(shared, producer, membership, worker, id)
 }
 
+/// Builds the producer of `node` as [`build_producer`] does, but as a bare
+/// async-task task of no executor, counted in no group: `schedule` gets it
+/// when it is released. For the loom models only.
+#[cfg(loom)]
+pub(crate) fn build_bare<T, F>(
+    node: &Arc<Node<T>>,
+    future: F,
+    schedule: impl Fn(Runnable) + Send + Sync + 'static,
+) -> (Runnable, RawTask<()>)
+where
+    T: Send + Sync + 'static,
+    F: Future<Output = Result<T, Missing>> + Send + 'static,
+{
+    use futures_util::FutureExt;
+    let producer = produce(node.clone(), future).map(Ok::<(), crate::task::Failure>);
+    let (unstarted, task) = async_task::spawn(producer, schedule);
+    (unstarted, task.fallible())
+}
+
 /// Aborts the forwarded task if the forwarder is dropped before it finished,
 /// so that aborting a shared completion aborts the task behind it.
 struct AbortOnDrop<T: Send + 'static>(JoinHandle<T>);
