@@ -13,9 +13,10 @@
 //!   searcher it wakes one parked worker, because the work it found may be
 //!   the first of a burst that others should share.
 //! * Whoever makes work visible (a push to the injector, or a push that
-//!   leaves **two tasks or more** in a worker's LIFO slot and ring) wakes
+//!   leaves **exactly two tasks** in a worker's LIFO slot and ring) wakes
 //!   one parked worker, but only if **no one is searching** and someone is
 //!   parked: a searcher will find the work, or wake someone when it stops.
+//!   A push that leaves more adds to spare work already announced (below).
 //!   A push that leaves its worker holding just that task wakes no one
 //!   while a watcher sleeps (see "The watch").
 //!   The woken worker starts out counted as searching, so a burst of pushes
@@ -59,6 +60,25 @@
 //!   these operations are `SeqCst`.
 //!
 //! `loom-tests/tests/park.rs` model-checks this with one and two workers.
+//!
+//! # Spare work made once, announced once
+//!
+//! A worker's ring and slot hold spare work from the push that leaves two
+//! tasks until owner and thieves take them down to one; call that an
+//! episode. Only the owner pushes, so every episode starts with a push that
+//! left two, and that push ran the notify above. Pushes within the episode
+//! skip it. The argument above applies to the first push: either it woke a
+//! worker (or saw a searcher, or no one parked), or a worker parking as the
+//! last searcher, whose final look is ordered after that push by the
+//! `SeqCst` total order, sees the two tasks and wakes one. A worker that
+//! looked earlier and found fewer than two parked before the episode
+//! began, and is counted by the first push's read of the state word. So
+//! some awake worker, or the owner itself, will look at the ring while the
+//! episode lasts, and it then sees every task pushed so far. When the
+//! episode ends the next push that makes spare work starts a new one and
+//! notifies again. (The owner counts slot and ring after its push; a thief
+//! can only make that count smaller, so a push that starts an episode never
+//! reads three or more.)
 //!
 //! # The watch
 //!

@@ -64,7 +64,15 @@
 //!
 //! A worker that queues a task on itself (a spawn, a wake into the LIFO
 //! slot, a yield) wakes a parked worker only when it now holds **spare
-//! work**: two tasks or more in its slot and ring together. A task alone
+//! work**: two tasks or more in its slot and ring together. Only the push
+//! that makes the spare work (the one that leaves exactly two) pays for
+//! the check and its `SeqCst` fence: a push that leaves three or more adds
+//! to spare work that was there before it (only the owner pushes, thieves
+//! only take), whose making already woke a worker or found one searching
+//! or none asleep (`idle.rs`, "Spare work made once, announced once"). A
+//! burst of spawns thus pays one fence, not one per spawn: at 2 threads
+//! `spawn_many_local` went from 261 to 233 ns per task (median,
+//! interleaved; BENCHMARKS.md). A task alone
 //! there is the one this worker runs as soon as the running task's poll
 //! returns; a sleeper woken for it could only steal it, and a chain of
 //! spawns (each task spawning the next) or a narrow wavefront of a task
@@ -189,7 +197,8 @@ impl Worker {
 
     /// Wakes another worker if this one now holds more than the task it
     /// will run next, or if it holds just that one and no watcher sleeps
-    /// (see "Waking another worker" in the module docs).
+    /// (see "Waking another worker" in the module docs). A push onto
+    /// spare work that was already there wakes no one.
     #[inline]
     fn notify_after_push(&self) {
         // A lone worker has no one to wake: it is awake, pushing. Skipping
@@ -197,18 +206,28 @@ impl Worker {
         if self.shared.workers() == 1 {
             return;
         }
-        if self.holds_spare_work() || !self.shared.idle().is_watched() {
-            self.shared.notify_one();
+        match self.tasks_held() {
+            // It held spare work before this push (only the owner pushes;
+            // thieves only take), and the push that made that spare work
+            // notified as below; so does the next push that makes it
+            // again, once owner and thieves have taken it down to one.
+            3.. => {}
+            2 => self.shared.notify_one(),
+            _ => {
+                if !self.shared.idle().is_watched() {
+                    self.shared.notify_one();
+                }
+            }
         }
     }
 
-    /// Whether the slot and ring hold two tasks or more. Only the owner
-    /// pushes, so a thief can only make this stale towards `false`.
-    fn holds_spare_work(&self) -> bool {
+    /// The tasks in the slot and ring together. Only the owner pushes, so a
+    /// thief can only make this stale towards fewer.
+    fn tasks_held(&self) -> usize {
         let slot = self.lifo.take();
         let in_slot = usize::from(slot.is_some());
         self.lifo.set(slot);
-        in_slot + self.local.len() > 1
+        in_slot + self.local.len()
     }
 
     /// Queues a woken task: into the LIFO slot, unless it woke itself or the
@@ -287,7 +306,7 @@ impl Worker {
     /// already moved in (see "Spinning on self-waking tasks").
     fn offer_core_if_spinning(&self) {
         let self_wakes = self.self_wakes.replace(0);
-        if self_wakes >= GLOBAL_INTERVAL - 1 && !self.holds_spare_work() {
+        if self_wakes >= GLOBAL_INTERVAL - 1 && self.tasks_held() <= 1 {
             self.counters.0.core_offers.add(1);
             std::thread::yield_now();
         }

@@ -231,3 +231,43 @@ fn many_tasks_spread_over_both_workers() {
         assert_eq!(seen.count(), 2);
     })
 }
+
+/// Round after round, once the other worker sleeps, a task spawns a burst
+/// of two to six children and blocks its worker until another thread has
+/// run one. Only the push that makes spare work (the second task held)
+/// wakes anyone; later pushes onto it rely on that wake-up. A liveness
+/// check, not a check of the rule itself: were no one woken, the watcher's
+/// next look would still find the burst, a watch interval later.
+#[test]
+fn every_burst_onto_spare_work_reaches_a_sleeping_worker() {
+    with_timeout(|| {
+        let ex = executor(2);
+        for round in 0..20 {
+            assert!(other_worker_parked(&ex), "round {round}: no worker parked");
+            let seen = ThreadsSeen::default();
+            let s = seen.clone();
+            let children = 2 + round % 5;
+            let (parent_ok, children_ok) = ex.block_on(async move {
+                spawn(async move {
+                    let handles: Vec<_> = (0..children)
+                        .map(|_| {
+                            let s = s.clone();
+                            spawn(async move { s.arrive_and_wait(2) })
+                        })
+                        .collect();
+                    let parent_ok = s.arrive_and_wait(2);
+                    let mut children_ok = true;
+                    for h in handles {
+                        children_ok &= h.await.unwrap();
+                    }
+                    (parent_ok, children_ok)
+                })
+                .await
+                .unwrap()
+            });
+            assert!(parent_ok, "round {round}: the burst stayed on its worker");
+            assert!(children_ok, "round {round}");
+            assert_eq!(seen.count(), 2, "round {round}");
+        }
+    })
+}
