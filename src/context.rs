@@ -8,7 +8,6 @@ use std::rc::Rc;
 
 use crate::executor::Shared;
 use crate::task_group::{MemberGuard, Membership, MembershipArc};
-
 use crate::worker::Worker;
 use std::sync::Arc;
 
@@ -254,10 +253,10 @@ pub(crate) fn membership() -> Option<MembershipArc> {
     }
 }
 
-#[cold]
 /// A strong reference to the cached membership, which the task being
 /// polled holds alive.
 #[cfg(not(loom))]
+#[cold]
 fn cached_membership() -> Option<MembershipArc> {
     CACHE.with(|c| {
         let weak = c.take();
