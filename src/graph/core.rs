@@ -1245,17 +1245,12 @@ impl<T> Core<T> {
     /// Cancels node `i` (if not terminal) and its dependents, transitively.
     /// Idempotent: cancelling a task that has ended does nothing.
     pub(crate) fn cancel(&mut self, i: u32, reason: CancelReason, now: Instant) -> Effects {
-        self.cancel_with(i, TaskError::Cancelled(reason), now)
-    }
-
-    /// Cancels node `i` (if not terminal) recording `error`, and its
-    /// dependents, transitively.
-    fn cancel_with(&mut self, i: u32, error: TaskError, now: Instant) -> Effects {
         let mut fx = Effects::default();
         if self.node(i).state.is_terminal() {
             return fx;
         }
         self.close_span(i, now, Outcome::Cancelled);
+        let error = TaskError::Cancelled(reason);
         self.settle(i, TaskState::Cancelled, Some(error), now, &mut fx);
         let origin = self.inherited_cancel(i);
         self.doom_dependents(i, now, &mut fx, |_| {
@@ -1340,8 +1335,9 @@ impl<T> Core<T> {
     }
 
     /// How a pause request on running node `i` ended (see [`Core::pause`]):
-    /// paused at a checkpoint, or cancelled with a timeout error because no
-    /// checkpoint came in time.
+    /// paused at a checkpoint, or cancelled ([`CancelReason::PauseTimedOut`],
+    /// told apart from the task's own timeout) because no checkpoint came
+    /// in time.
     pub(crate) fn pause_settled(
         &mut self,
         i: u32,
@@ -1356,7 +1352,7 @@ impl<T> Core<T> {
                 node.paused_from = Some(PausedFrom::Running);
                 Effects::default()
             }
-            Err(PauseError::TimedOut(d)) => self.cancel_with(i, TaskError::TimedOut(d), now),
+            Err(PauseError::TimedOut(d)) => self.cancel(i, CancelReason::PauseTimedOut(d), now),
             _ => Effects::default(),
         }
     }
@@ -1447,6 +1443,10 @@ impl<T> Core<T> {
                 _ => Blocked::Outranked {
                     by: self.outranked_by(i, now),
                 },
+            },
+            TaskState::Cancelled => match self.cold(i).error() {
+                Some(TaskError::Cancelled(reason)) => Blocked::Cancelled(reason.clone()),
+                _ => Blocked::Finished(TaskState::Cancelled),
             },
             state => Blocked::Finished(state),
         })

@@ -122,7 +122,9 @@ pub enum GraphError {
         state: TaskState,
     },
     /// The running task did not reach a checkpoint within the pause
-    /// timeout; it was cancelled with [`TaskError::TimedOut`].
+    /// timeout; it was cancelled with
+    /// [`CancelReason::PauseTimedOut`] (not [`TaskError::TimedOut`], which
+    /// is the task's own timeout).
     #[error("task `{id}` reached no checkpoint within the pause timeout of {timeout:?}; it was cancelled")]
     PauseTimedOut {
         /// The task.
@@ -147,6 +149,11 @@ pub enum CancelReason {
     Stopped,
     /// The run is fail-fast and the named task failed.
     FailFast(TaskId),
+    /// [`RunHandle::pause`](super::RunHandle::pause) asked it to pause
+    /// while it ran, and it reached no checkpoint within the pause timeout
+    /// of the graph's [`SchedulerConfig`](super::SchedulerConfig) (given
+    /// here). Distinct from [`TaskError::TimedOut`], the task's own limit.
+    PauseTimedOut(Duration),
 }
 
 impl fmt::Display for CancelReason {
@@ -156,6 +163,12 @@ impl fmt::Display for CancelReason {
             CancelReason::Upstream(id) => write!(f, "upstream task `{id}` was cancelled"),
             CancelReason::Stopped => f.write_str("run stopped"),
             CancelReason::FailFast(id) => write!(f, "fail-fast after `{id}` failed"),
+            CancelReason::PauseTimedOut(d) => {
+                write!(
+                    f,
+                    "pause requested, but no checkpoint came within the pause timeout of {d:?}"
+                )
+            }
         }
     }
 }
@@ -170,7 +183,9 @@ pub enum TaskError {
     /// error's, so a reporter walking the chain sees every cause once.
     #[error(transparent)]
     Failed(Arc<dyn Error + Send + Sync + 'static>),
-    /// The last attempt exceeded the task's timeout.
+    /// The last attempt exceeded the task's own timeout
+    /// ([`Task::timeout`](super::Task::timeout)). A pause that timed out
+    /// is a cancel instead ([`CancelReason::PauseTimedOut`]).
     #[error("timed out after {0:?}")]
     TimedOut(Duration),
     /// The body panicked (on its last attempt); the panic message, if any.

@@ -904,7 +904,9 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// priority it had aged to). A running task pauses at its next
     /// [`Inputs::checkpoint`]; if none comes within the pause timeout of
     /// the graph's [`SchedulerConfig`], the task is cancelled with
-    /// [`TaskError::TimedOut`] (its dependents with it) and this returns
+    /// [`CancelReason::PauseTimedOut`] (its dependents with it; the report
+    /// and [`why`](Self::why) tell it from the task's own
+    /// [`TaskError::TimedOut`]) and this returns
     /// [`GraphError::PauseTimedOut`]. A running task waiting out the
     /// backoff before a retry runs no body: it pauses at once, and its next
     /// attempt starts after the resume (and not before its backoff ends);

@@ -240,8 +240,9 @@ impl<T: Send + Sync + 'static> Task<T> {
     /// - it has no checkpoint ([`Inputs::checkpoint`] is async), so a
     ///   [`pause`](super::RunHandle::pause) requested while it runs does
     ///   not pause it: it completes if it returns within the pause timeout,
-    ///   and is cancelled as timed out otherwise, as any task that reaches
-    ///   no checkpoint;
+    ///   and is cancelled otherwise
+    ///   ([`CancelReason::PauseTimedOut`](super::CancelReason::PauseTimedOut)),
+    ///   as any task that reaches no checkpoint;
     /// - it can add tasks to the run ([`Inputs::add_task`], a subflow) but
     ///   not wait for them: make the follow-up work their dependent.
     ///
