@@ -54,22 +54,66 @@ impl fmt::Display for CyclePath {
 ///
 /// Validation errors (`EmptyId`, `DuplicateId`, `MissingDependency`,
 /// `Cycle`) leave the graph unchanged: a batch is added whole or not at all.
-#[derive(Debug, Clone, thiserror::Error)]
+///
+/// Each cause is told once, as the Rust API guidelines ask: a variant
+/// that names its cause in its message does not also return it as its
+/// [`source`](Error::source), so that a reporter walking the chain
+/// (anyhow's `{:#}`, tracing) repeats nothing. [`TaskFailed`] says why the
+/// task failed in its message and returns, as its source, the cause of
+/// that reason if it has one (the source of the body's error), just as
+/// [`TaskError::Failed`] is transparent.
+///
+/// ```
+/// use std::error::Error;
+/// use fastexec::graph::{Graph, Task};
+///
+/// // A body's error with a cause of its own.
+/// #[derive(Debug)]
+/// struct Fetch(std::io::Error);
+/// impl std::fmt::Display for Fetch {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str("fetching the sources failed")
+///     }
+/// }
+/// impl Error for Fetch {
+///     fn source(&self) -> Option<&(dyn Error + 'static)> {
+///         Some(&self.0)
+///     }
+/// }
+///
+/// let mut g = Graph::<u32>::new();
+/// g.add(Task::new("fetch", |_| async {
+///     Err(Fetch(std::io::Error::other("connection refused")).into())
+/// }))
+/// .unwrap();
+/// let run = g.start();
+/// let err = fastexec::block_on(run.wait("fetch")).unwrap_err();
+/// let mut chain = vec![err.to_string()];
+/// let mut next = err.source();
+/// while let Some(e) = next {
+///     chain.push(e.to_string());
+///     next = e.source();
+/// }
+/// assert_eq!(
+///     chain,
+///     ["task `fetch` did not complete: fetching the sources failed", "connection refused"]
+/// );
+/// ```
+///
+/// [`TaskFailed`]: GraphError::TaskFailed
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum GraphError {
     /// A task with this id already exists (in the graph or earlier in the batch).
-    #[error("duplicate task id `{0}`")]
     DuplicateId(TaskId),
     /// A task's id is the empty string, which reports, DOT and traces could
     /// not show. `position` is the task's place in the batch (0 for
     /// [`Graph::add`](super::Graph::add)).
-    #[error("task {position} of the batch has an empty id")]
     EmptyId {
         /// The task's index in the batch.
         position: usize,
     },
     /// `task` depends on an id that is neither in the graph nor in the batch.
-    #[error("task `{task}` depends on `{dependency}`, which does not exist")]
     MissingDependency {
         /// The task being added.
         task: TaskId,
@@ -77,13 +121,12 @@ pub enum GraphError {
         dependency: TaskId,
     },
     /// The batch's dependencies form a cycle.
-    #[error("cycle: {0}")]
     Cycle(CyclePath),
     /// No task has this id.
-    #[error("no task `{0}`")]
     UnknownTask(TaskId),
-    /// The waited-for task ended without an output.
-    #[error("task `{id}` did not complete: {source}")]
+    /// The waited-for task ended without an output. Its message tells
+    /// why (`source`'s message); its [`Error::source`] is the cause of
+    /// that, if any (see the type's docs): the field is not repeated.
     TaskFailed {
         /// The task waited for.
         id: TaskId,
@@ -92,7 +135,6 @@ pub enum GraphError {
     },
     /// `task` demands more of a hard-capped resource (CPU slots, a hard
     /// custom resource) than its cap: it could never run.
-    #[error("task `{task}` demands {demand} {resource}, more than the cap of {cap}")]
     ExceedsCap {
         /// The task being added.
         task: TaskId,
@@ -104,9 +146,6 @@ pub enum GraphError {
         cap: u64,
     },
     /// `task` demands a custom resource the scheduler config does not declare.
-    #[error(
-        "task `{task}` demands resource `{resource}`, which the scheduler config does not declare"
-    )]
     UnknownResource {
         /// The task being added.
         task: TaskId,
@@ -114,7 +153,6 @@ pub enum GraphError {
         resource: Arc<str>,
     },
     /// The task has ended (`state`): it can no longer be paused or resumed.
-    #[error("task `{id}` has ended ({state}); it cannot be paused or resumed")]
     TaskEnded {
         /// The task.
         id: TaskId,
@@ -125,7 +163,6 @@ pub enum GraphError {
     /// timeout; it was cancelled with
     /// [`CancelReason::PauseTimedOut`] (not [`TaskError::TimedOut`], which
     /// is the task's own timeout).
-    #[error("task `{id}` reached no checkpoint within the pause timeout of {timeout:?}; it was cancelled")]
     PauseTimedOut {
         /// The task.
         id: TaskId,
@@ -133,8 +170,59 @@ pub enum GraphError {
         timeout: Duration,
     },
     /// The run is over (every task reached a terminal state): nothing can be added.
-    #[error("the run has finished; tasks can no longer be added")]
     Finished,
+}
+
+impl fmt::Display for GraphError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GraphError::DuplicateId(id) => write!(f, "duplicate task id `{id}`"),
+            GraphError::EmptyId { position } => {
+                write!(f, "task {position} of the batch has an empty id")
+            }
+            GraphError::MissingDependency { task, dependency } => write!(
+                f,
+                "task `{task}` depends on `{dependency}`, which does not exist"
+            ),
+            GraphError::Cycle(path) => write!(f, "cycle: {path}"),
+            GraphError::UnknownTask(id) => write!(f, "no task `{id}`"),
+            GraphError::TaskFailed { id, source } => {
+                write!(f, "task `{id}` did not complete: {source}")
+            }
+            GraphError::ExceedsCap {
+                task,
+                resource,
+                demand,
+                cap,
+            } => write!(
+                f,
+                "task `{task}` demands {demand} {resource}, more than the cap of {cap}"
+            ),
+            GraphError::UnknownResource { task, resource } => write!(
+                f,
+                "task `{task}` demands resource `{resource}`, which the scheduler config does not declare"
+            ),
+            GraphError::TaskEnded { id, state } => write!(
+                f,
+                "task `{id}` has ended ({state}); it cannot be paused or resumed"
+            ),
+            GraphError::PauseTimedOut { id, timeout } => write!(
+                f,
+                "task `{id}` reached no checkpoint within the pause timeout of {timeout:?}; it was cancelled"
+            ),
+            GraphError::Finished => f.write_str("the run has finished; tasks can no longer be added"),
+        }
+    }
+}
+
+impl Error for GraphError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            // The reason is in the message; what caused it comes next.
+            GraphError::TaskFailed { source, .. } => source.source(),
+            _ => None,
+        }
+    }
 }
 
 /// Why a task was cancelled.
