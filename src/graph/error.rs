@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Resource, TaskId, TaskState};
+use crate::JoinError;
 
 /// The error type task bodies return (any error converts into it with `?`).
 pub type BoxError = Box<dyn Error + Send + Sync + 'static>;
@@ -169,6 +170,22 @@ pub enum GraphError {
         /// The pause timeout.
         timeout: Duration,
     },
+    /// The task that waits for a running task's checkpoint on behalf of
+    /// [`RunHandle::pause`](super::RunHandle::pause) ended without telling
+    /// how the pause went: it was dropped (its executor shut down, or a
+    /// [`TaskGroup`](crate::TaskGroup) it joined with the caller was
+    /// cancelled), or it panicked. The
+    /// pause request may still be pending: the task pauses at its next
+    /// checkpoint, but nothing applies the pause timeout or records it as
+    /// paused; [`resume`](super::RunHandle::resume) withdraws the request,
+    /// [`cancel`](super::RunHandle::cancel) ends the task. Its source is
+    /// the watcher's [`JoinError`].
+    PauseUnsettled {
+        /// The task.
+        id: TaskId,
+        /// How the watcher ended.
+        watcher: Arc<JoinError>,
+    },
     /// The run is over (every task reached a terminal state): nothing can be added.
     Finished,
 }
@@ -210,6 +227,10 @@ impl fmt::Display for GraphError {
                 f,
                 "task `{id}` reached no checkpoint within the pause timeout of {timeout:?}; it was cancelled"
             ),
+            GraphError::PauseUnsettled { id, .. } => write!(
+                f,
+                "the pause of task `{id}` is unsettled: the task waiting for its checkpoint ended first"
+            ),
             GraphError::Finished => f.write_str("the run has finished; tasks can no longer be added"),
         }
     }
@@ -220,6 +241,7 @@ impl Error for GraphError {
         match self {
             // The reason is in the message; what caused it comes next.
             GraphError::TaskFailed { source, .. } => source.source(),
+            GraphError::PauseUnsettled { watcher, .. } => Some(&**watcher),
             _ => None,
         }
     }

@@ -923,6 +923,14 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// The wait for the checkpoint runs in a task of its own, so dropping
     /// the returned future does not stop the timeout from applying.
     ///
+    /// # Errors
+    ///
+    /// [`GraphError::UnknownTask`]; [`GraphError::TaskEnded`] if the task
+    /// has reached a terminal state; [`GraphError::PauseTimedOut`] as
+    /// above; [`GraphError::PauseUnsettled`] if the task waiting for the
+    /// checkpoint ended before it could tell (its executor shut down, or a
+    /// task group it joined with the caller was cancelled).
+    ///
     /// ```
     /// use std::sync::Arc;
     /// use fastexec::graph::{Graph, Task, TaskState};
@@ -969,13 +977,21 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
             outcome
         });
         match watch.await {
+            Ok(Ok(())) => Ok(()),
             Ok(Err(PauseError::TimedOut(timeout))) => Err(GraphError::PauseTimedOut {
                 id: id.into(),
                 timeout,
             }),
-            // Paused; or resumed or cancelled before it paused: either way
-            // nothing is left to wait for.
-            _ => Ok(()),
+            // Resumed or cancelled before it paused: nothing is left to
+            // wait for.
+            Ok(Err(PauseError::NotPaused | PauseError::Cancelled)) => Ok(()),
+            // The watcher did not finish: it was dropped (its executor
+            // shut down, or a task group it joined was cancelled), or it
+            // panicked (a bug). Whether the task paused is unknown.
+            Err(watcher) => Err(GraphError::PauseUnsettled {
+                id: id.into(),
+                watcher: Arc::new(watcher),
+            }),
         }
     }
 
