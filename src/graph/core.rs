@@ -490,6 +490,11 @@ impl<T> Core<T> {
             tasks.iter().map(|t| (&t.id, t.deps.as_slice())).collect();
         let plan = validate(&self.index, &pairs)?;
         drop(pairs);
+        if let Some(task) = tasks.iter().find(|t| t.timeout == Some(Duration::ZERO)) {
+            return Err(GraphError::ZeroTimeout {
+                task: task.id.clone(),
+            });
+        }
         for task in &tasks {
             self.budget.check_submission(&task.id, &task.demand)?;
         }

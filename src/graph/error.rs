@@ -54,7 +54,8 @@ impl fmt::Display for CyclePath {
 /// Why adding tasks or asking about a task was refused.
 ///
 /// Validation errors (`EmptyId`, `DuplicateId`, `MissingDependency`,
-/// `Cycle`) leave the graph unchanged: a batch is added whole or not at all.
+/// `Cycle`, `ZeroTimeout`) leave the graph unchanged: a batch is added
+/// whole or not at all.
 ///
 /// Each cause is told once, as the Rust API guidelines ask: a variant
 /// that names its cause in its message does not also return it as its
@@ -123,6 +124,15 @@ pub enum GraphError {
     },
     /// The batch's dependencies form a cycle.
     Cycle(CyclePath),
+    /// `task` has a zero [`timeout`](super::Task::timeout). No attempt can
+    /// finish in no time, but only a sync body is judged when it returns:
+    /// an async body done in its first poll never meets its deadline, so
+    /// the same limit would fail one kind always and the other never. A
+    /// task without a limit has no timeout at all (the default).
+    ZeroTimeout {
+        /// The task being added.
+        task: TaskId,
+    },
     /// No task has this id.
     UnknownTask(TaskId),
     /// The waited-for task ended without an output. Its message tells
@@ -202,6 +212,10 @@ impl fmt::Display for GraphError {
                 "task `{task}` depends on `{dependency}`, which does not exist"
             ),
             GraphError::Cycle(path) => write!(f, "cycle: {path}"),
+            GraphError::ZeroTimeout { task } => write!(
+                f,
+                "task `{task}` has a zero timeout; give it a positive one, or none"
+            ),
             GraphError::UnknownTask(id) => write!(f, "no task `{id}`"),
             GraphError::TaskFailed { id, source } => {
                 write!(f, "task `{id}` did not complete: {source}")

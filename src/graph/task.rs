@@ -317,6 +317,23 @@ impl<T> Task<T> {
     /// The limit is enforced where the attempt suspends (it is not polled
     /// again after its deadline); a body that never suspends
     /// ([`Task::sync`]) is judged when it returns.
+    ///
+    /// A zero limit is refused when the task is added
+    /// ([`GraphError::ZeroTimeout`](super::GraphError::ZeroTimeout)): it
+    /// would fail every sync attempt (judged on return, always late) and
+    /// no async attempt done in its first poll (never judged), so the same
+    /// setting would mean opposite things for the two kinds. A task with
+    /// no limit has no timeout at all (the default).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fastexec::graph::{Graph, GraphError, Task};
+    ///
+    /// let mut g = Graph::<u32>::new();
+    /// let err = g.add(Task::sync("now", |_| Ok(1)).timeout(Duration::ZERO)).unwrap_err();
+    /// assert!(matches!(err, GraphError::ZeroTimeout { ref task } if task.as_str() == "now"));
+    /// assert!(g.is_empty());
+    /// ```
     pub fn timeout(mut self, d: Duration) -> Self {
         self.timeout = Some(d);
         self
