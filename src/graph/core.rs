@@ -526,6 +526,20 @@ impl<T> Core<T> {
         Ok(effects)
     }
 
+    /// Reserves room for `additional` more nodes in the tables that grow
+    /// with the graph: the nodes, their slow-path parts, the index of ids,
+    /// the ready queue, and the bodies retired at the end.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.nodes.reserve(additional);
+        self.cold.reserve(additional);
+        Arc::make_mut(&mut self.index).reserve(additional);
+        match &mut self.ready {
+            Ready::Fifo(queue) => queue.reserve(additional),
+            Ready::Ranked(set) => set.reserve_nodes(self.nodes.len() + additional),
+        }
+        self.retired.reserve(self.nodes.len() + additional);
+    }
+
     fn insert(&mut self, task: Task<T>, deps: Edges, now: Instant, effects: &mut Effects) -> u32 {
         let me = u32::try_from(self.nodes.len()).expect("more than u32::MAX tasks");
         let (state, unmet, error) = self.initial_state(&deps);
@@ -1498,6 +1512,17 @@ mod tests {
         assert!(hot_end <= 128, "the hot fields end at {hot_end}");
         // Nothing else: the slow-path fields live in `Core::cold`.
         assert_eq!(mem::size_of::<N>(), 128);
+    }
+
+    #[test]
+    fn reserve_sizes_every_table_that_grows_with_the_graph() {
+        let mut core = Core::<u32>::new(&SchedulerConfig::new());
+        core.reserve(100);
+        assert!(core.nodes.capacity() >= 100);
+        assert!(core.cold.capacity() >= 100);
+        assert!(core.index.capacity() >= 100);
+        assert!(core.retired.capacity() >= 100);
+        assert!(matches!(&core.ready, Ready::Fifo(queue) if queue.capacity() >= 100));
     }
 
     #[test]

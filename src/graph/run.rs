@@ -65,6 +65,46 @@ impl<T: Send + Sync + 'static> Graph<T> {
         Self::with_config(SchedulerConfig::new())
     }
 
+    /// An empty graph with the default scheduler settings and room for
+    /// `n` tasks: the tables the graph keeps per task (the nodes, the
+    /// index of ids, the ready queue, the bodies retired at the end) are
+    /// allocated once, rather than grown (and copied) while tasks are
+    /// added. More than `n` tasks may still be added.
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, Task};
+    ///
+    /// let mut g = Graph::<u64>::with_capacity(1000);
+    /// for n in 0..1000u64 {
+    ///     g.add(Task::sync(format!("square-{n}"), move |_| Ok(n * n))).unwrap();
+    /// }
+    /// assert_eq!(g.len(), 1000);
+    /// assert_eq!(g.run_blocking().output("square-7"), Some(&49));
+    /// ```
+    pub fn with_capacity(n: usize) -> Self {
+        let mut g = Self::new();
+        g.reserve(n);
+        g
+    }
+
+    /// Makes room for `additional` more tasks, as
+    /// [`with_capacity`](Self::with_capacity) does for a graph made with
+    /// [`with_config`](Self::with_config).
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, SchedulerConfig, Task};
+    ///
+    /// let mut g = Graph::<u32>::with_config(SchedulerConfig::new().with_cpu_slots(2));
+    /// g.reserve(3);
+    /// for id in ["a", "b", "c"] {
+    ///     g.add(Task::sync(id, |_| Ok(1))).unwrap();
+    /// }
+    /// assert!(g.run_blocking().is_success());
+    /// ```
+    pub fn reserve(&mut self, additional: usize) {
+        self.core.reserve(additional);
+    }
+
     /// An empty graph dispatched by `config`: aging of priorities, CPU
     /// slots (a hard cap), RAM and VRAM soft caps, custom resources, the
     /// pause timeout.
