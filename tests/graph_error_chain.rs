@@ -77,3 +77,53 @@ fn a_failed_task_keeps_its_errors_causes() {
         "{messages:?}"
     );
 }
+
+/// `{:#}` as anyhow prints it: the messages of the chain joined by ": ".
+fn alternate(e: &(dyn Error + 'static)) -> String {
+    chain(e).join(": ")
+}
+
+#[test]
+fn a_waits_error_tells_each_cause_once_along_its_chain() {
+    let mut g = Graph::<u32>::new();
+    g.add(Task::new("fetch", |_| async {
+        let cause = std::io::Error::other("connection refused");
+        Err(Fetch { cause }.into())
+    }))
+    .unwrap();
+    g.add(Task::new("build", |_| async { Ok(1) }).after(["fetch"]))
+        .unwrap();
+    let run = g.start();
+
+    // The reason is in the message; its cause follows, once.
+    let err = fastexec::block_on(run.wait("fetch")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "task `fetch` did not complete: fetching the sources failed"
+    );
+    assert_eq!(
+        chain(&err),
+        [
+            "task `fetch` did not complete: fetching the sources failed",
+            "connection refused"
+        ]
+    );
+    assert_eq!(
+        alternate(&err),
+        "task `fetch` did not complete: fetching the sources failed: connection refused"
+    );
+    // No message of the chain is repeated by a later one.
+    let messages = chain(&err);
+    for (n, m) in messages.iter().enumerate() {
+        for later in &messages[n + 1..] {
+            assert!(!m.contains(later.as_str()), "{messages:?}");
+        }
+    }
+
+    // A reason with no cause of its own ends the chain.
+    let err = fastexec::block_on(run.wait("build")).unwrap_err();
+    assert_eq!(
+        chain(&err),
+        ["task `build` did not complete: upstream task `fetch` failed"]
+    );
+}

@@ -1,7 +1,7 @@
 //! Pause, resume and cancel through `RunHandle`: a pending or ready task
 //! pauses at once, a running one at its next checkpoint; a checkpoint that
-//! does not come within the pause timeout cancels the task with a timeout
-//! error; resume restores the state it was paused from; cancel is
+//! does not come within the pause timeout cancels the task (for that
+//! reason, not as a timeout of its own); resume restores the state it was paused from; cancel is
 //! idempotent and propagates downstream.
 
 mod support;
@@ -209,7 +209,7 @@ fn a_task_paused_at_a_checkpoint_keeps_its_budget() {
 }
 
 #[test]
-fn a_checkpoint_that_does_not_come_in_time_cancels_the_task_with_a_timeout_error() {
+fn a_checkpoint_that_does_not_come_in_time_cancels_the_task() {
     let timeout = Duration::from_millis(50);
     let config = SchedulerConfig::new().with_pause_timeout(timeout);
     let mut g = Graph::<u32>::with_config(config);
@@ -228,7 +228,10 @@ fn a_checkpoint_that_does_not_come_in_time_cancels_the_task_with_a_timeout_error
     let report = block(async move { run.wait_all().await });
     let stuck = report.task("stuck").unwrap();
     assert_eq!(stuck.state, TaskState::Cancelled);
-    assert!(matches!(stuck.error, Some(TaskError::TimedOut(t)) if t == timeout));
+    assert!(matches!(
+        stuck.error,
+        Some(TaskError::Cancelled(CancelReason::PauseTimedOut(t))) if t == timeout
+    ));
     let child = report.task("child").unwrap();
     assert_eq!(child.state, TaskState::Cancelled);
     assert!(matches!(

@@ -500,7 +500,7 @@ fn a_pause_while_a_sync_body_runs_lets_it_complete_within_the_pause_timeout() {
 }
 
 #[test]
-fn a_pause_a_sync_body_outlasts_cancels_it_as_timed_out_and_drops_its_output() {
+fn a_pause_a_sync_body_outlasts_cancels_it_and_drops_its_output() {
     let timeout = Duration::from_millis(20);
     let SlowAndChild {
         g,
@@ -523,7 +523,10 @@ fn a_pause_a_sync_body_outlasts_cancels_it_as_timed_out_and_drops_its_output() {
     });
     let slow = report.task("slow").unwrap();
     assert_eq!(slow.state, TaskState::Cancelled);
-    assert!(matches!(slow.error, Some(TaskError::TimedOut(t)) if t == timeout));
+    assert!(matches!(
+        slow.error,
+        Some(TaskError::Cancelled(CancelReason::PauseTimedOut(t))) if t == timeout
+    ));
     assert_eq!(report.output("slow"), None);
     assert_eq!(child_calls.load(Ordering::SeqCst), 0);
     assert_eq!(slow_calls.load(Ordering::SeqCst), 1);

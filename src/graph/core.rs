@@ -490,6 +490,11 @@ impl<T> Core<T> {
             tasks.iter().map(|t| (&t.id, t.deps.as_slice())).collect();
         let plan = validate(&self.index, &pairs)?;
         drop(pairs);
+        if let Some(task) = tasks.iter().find(|t| t.timeout == Some(Duration::ZERO)) {
+            return Err(GraphError::ZeroTimeout {
+                task: task.id.clone(),
+            });
+        }
         for task in &tasks {
             self.budget.check_submission(&task.id, &task.demand)?;
         }
@@ -519,6 +524,20 @@ impl<T> Core<T> {
             self.wake_runners(&mut effects);
         }
         Ok(effects)
+    }
+
+    /// Reserves room for `additional` more nodes in the tables that grow
+    /// with the graph: the nodes, their slow-path parts, the index of ids,
+    /// the ready queue, and the bodies retired at the end.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.nodes.reserve(additional);
+        self.cold.reserve(additional);
+        Arc::make_mut(&mut self.index).reserve(additional);
+        match &mut self.ready {
+            Ready::Fifo(queue) => queue.reserve(additional),
+            Ready::Ranked(set) => set.reserve_nodes(self.nodes.len() + additional),
+        }
+        self.retired.reserve(self.nodes.len() + additional);
     }
 
     fn insert(&mut self, task: Task<T>, deps: Edges, now: Instant, effects: &mut Effects) -> u32 {
@@ -1245,17 +1264,12 @@ impl<T> Core<T> {
     /// Cancels node `i` (if not terminal) and its dependents, transitively.
     /// Idempotent: cancelling a task that has ended does nothing.
     pub(crate) fn cancel(&mut self, i: u32, reason: CancelReason, now: Instant) -> Effects {
-        self.cancel_with(i, TaskError::Cancelled(reason), now)
-    }
-
-    /// Cancels node `i` (if not terminal) recording `error`, and its
-    /// dependents, transitively.
-    fn cancel_with(&mut self, i: u32, error: TaskError, now: Instant) -> Effects {
         let mut fx = Effects::default();
         if self.node(i).state.is_terminal() {
             return fx;
         }
         self.close_span(i, now, Outcome::Cancelled);
+        let error = TaskError::Cancelled(reason);
         self.settle(i, TaskState::Cancelled, Some(error), now, &mut fx);
         let origin = self.inherited_cancel(i);
         self.doom_dependents(i, now, &mut fx, |_| {
@@ -1340,8 +1354,9 @@ impl<T> Core<T> {
     }
 
     /// How a pause request on running node `i` ended (see [`Core::pause`]):
-    /// paused at a checkpoint, or cancelled with a timeout error because no
-    /// checkpoint came in time.
+    /// paused at a checkpoint, or cancelled ([`CancelReason::PauseTimedOut`],
+    /// told apart from the task's own timeout) because no checkpoint came
+    /// in time.
     pub(crate) fn pause_settled(
         &mut self,
         i: u32,
@@ -1356,7 +1371,7 @@ impl<T> Core<T> {
                 node.paused_from = Some(PausedFrom::Running);
                 Effects::default()
             }
-            Err(PauseError::TimedOut(d)) => self.cancel_with(i, TaskError::TimedOut(d), now),
+            Err(PauseError::TimedOut(d)) => self.cancel(i, CancelReason::PauseTimedOut(d), now),
             _ => Effects::default(),
         }
     }
@@ -1448,6 +1463,10 @@ impl<T> Core<T> {
                     by: self.outranked_by(i, now),
                 },
             },
+            TaskState::Cancelled => match self.cold(i).error() {
+                Some(TaskError::Cancelled(reason)) => Blocked::Cancelled(reason.clone()),
+                _ => Blocked::Finished(TaskState::Cancelled),
+            },
             state => Blocked::Finished(state),
         })
     }
@@ -1493,6 +1512,17 @@ mod tests {
         assert!(hot_end <= 128, "the hot fields end at {hot_end}");
         // Nothing else: the slow-path fields live in `Core::cold`.
         assert_eq!(mem::size_of::<N>(), 128);
+    }
+
+    #[test]
+    fn reserve_sizes_every_table_that_grows_with_the_graph() {
+        let mut core = Core::<u32>::new(&SchedulerConfig::new());
+        core.reserve(100);
+        assert!(core.nodes.capacity() >= 100);
+        assert!(core.cold.capacity() >= 100);
+        assert!(core.index.capacity() >= 100);
+        assert!(core.retired.capacity() >= 100);
+        assert!(matches!(&core.ready, Ready::Fifo(queue) if queue.capacity() >= 100));
     }
 
     #[test]

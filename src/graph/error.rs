@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Resource, TaskId, TaskState};
+use crate::JoinError;
 
 /// The error type task bodies return (any error converts into it with `?`).
 pub type BoxError = Box<dyn Error + Send + Sync + 'static>;
@@ -53,23 +54,68 @@ impl fmt::Display for CyclePath {
 /// Why adding tasks or asking about a task was refused.
 ///
 /// Validation errors (`EmptyId`, `DuplicateId`, `MissingDependency`,
-/// `Cycle`) leave the graph unchanged: a batch is added whole or not at all.
-#[derive(Debug, Clone, thiserror::Error)]
+/// `Cycle`, `ZeroTimeout`) leave the graph unchanged: a batch is added
+/// whole or not at all.
+///
+/// Each cause is told once, as the Rust API guidelines ask: a variant
+/// that names its cause in its message does not also return it as its
+/// [`source`](Error::source), so that a reporter walking the chain
+/// (anyhow's `{:#}`, tracing) repeats nothing. [`TaskFailed`] says why the
+/// task failed in its message and returns, as its source, the cause of
+/// that reason if it has one (the source of the body's error), just as
+/// [`TaskError::Failed`] is transparent.
+///
+/// ```
+/// use std::error::Error;
+/// use fastexec::graph::{Graph, Task};
+///
+/// // A body's error with a cause of its own.
+/// #[derive(Debug)]
+/// struct Fetch(std::io::Error);
+/// impl std::fmt::Display for Fetch {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str("fetching the sources failed")
+///     }
+/// }
+/// impl Error for Fetch {
+///     fn source(&self) -> Option<&(dyn Error + 'static)> {
+///         Some(&self.0)
+///     }
+/// }
+///
+/// let mut g = Graph::<u32>::new();
+/// g.add(Task::new("fetch", |_| async {
+///     Err(Fetch(std::io::Error::other("connection refused")).into())
+/// }))
+/// .unwrap();
+/// let run = g.start();
+/// let err = fastexec::block_on(run.wait("fetch")).unwrap_err();
+/// let mut chain = vec![err.to_string()];
+/// let mut next = err.source();
+/// while let Some(e) = next {
+///     chain.push(e.to_string());
+///     next = e.source();
+/// }
+/// assert_eq!(
+///     chain,
+///     ["task `fetch` did not complete: fetching the sources failed", "connection refused"]
+/// );
+/// ```
+///
+/// [`TaskFailed`]: GraphError::TaskFailed
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum GraphError {
     /// A task with this id already exists (in the graph or earlier in the batch).
-    #[error("duplicate task id `{0}`")]
     DuplicateId(TaskId),
     /// A task's id is the empty string, which reports, DOT and traces could
     /// not show. `position` is the task's place in the batch (0 for
     /// [`Graph::add`](super::Graph::add)).
-    #[error("task {position} of the batch has an empty id")]
     EmptyId {
         /// The task's index in the batch.
         position: usize,
     },
     /// `task` depends on an id that is neither in the graph nor in the batch.
-    #[error("task `{task}` depends on `{dependency}`, which does not exist")]
     MissingDependency {
         /// The task being added.
         task: TaskId,
@@ -77,13 +123,21 @@ pub enum GraphError {
         dependency: TaskId,
     },
     /// The batch's dependencies form a cycle.
-    #[error("cycle: {0}")]
     Cycle(CyclePath),
+    /// `task` has a zero [`timeout`](super::Task::timeout). No attempt can
+    /// finish in no time, but only a sync body is judged when it returns:
+    /// an async body done in its first poll never meets its deadline, so
+    /// the same limit would fail one kind always and the other never. A
+    /// task without a limit has no timeout at all (the default).
+    ZeroTimeout {
+        /// The task being added.
+        task: TaskId,
+    },
     /// No task has this id.
-    #[error("no task `{0}`")]
     UnknownTask(TaskId),
-    /// The waited-for task ended without an output.
-    #[error("task `{id}` did not complete: {source}")]
+    /// The waited-for task ended without an output. Its message tells
+    /// why (`source`'s message); its [`Error::source`] is the cause of
+    /// that, if any (see the type's docs): the field is not repeated.
     TaskFailed {
         /// The task waited for.
         id: TaskId,
@@ -92,7 +146,6 @@ pub enum GraphError {
     },
     /// `task` demands more of a hard-capped resource (CPU slots, a hard
     /// custom resource) than its cap: it could never run.
-    #[error("task `{task}` demands {demand} {resource}, more than the cap of {cap}")]
     ExceedsCap {
         /// The task being added.
         task: TaskId,
@@ -104,9 +157,6 @@ pub enum GraphError {
         cap: u64,
     },
     /// `task` demands a custom resource the scheduler config does not declare.
-    #[error(
-        "task `{task}` demands resource `{resource}`, which the scheduler config does not declare"
-    )]
     UnknownResource {
         /// The task being added.
         task: TaskId,
@@ -114,7 +164,6 @@ pub enum GraphError {
         resource: Arc<str>,
     },
     /// The task has ended (`state`): it can no longer be paused or resumed.
-    #[error("task `{id}` has ended ({state}); it cannot be paused or resumed")]
     TaskEnded {
         /// The task.
         id: TaskId,
@@ -122,17 +171,94 @@ pub enum GraphError {
         state: TaskState,
     },
     /// The running task did not reach a checkpoint within the pause
-    /// timeout; it was cancelled with [`TaskError::TimedOut`].
-    #[error("task `{id}` reached no checkpoint within the pause timeout of {timeout:?}; it was cancelled")]
+    /// timeout; it was cancelled with
+    /// [`CancelReason::PauseTimedOut`] (not [`TaskError::TimedOut`], which
+    /// is the task's own timeout).
     PauseTimedOut {
         /// The task.
         id: TaskId,
         /// The pause timeout.
         timeout: Duration,
     },
+    /// The task that waits for a running task's checkpoint on behalf of
+    /// [`RunHandle::pause`](super::RunHandle::pause) ended without telling
+    /// how the pause went: it was dropped (its executor shut down, or a
+    /// [`TaskGroup`](crate::TaskGroup) it joined with the caller was
+    /// cancelled), or it panicked. The
+    /// pause request may still be pending: the task pauses at its next
+    /// checkpoint, but nothing applies the pause timeout or records it as
+    /// paused; [`resume`](super::RunHandle::resume) withdraws the request,
+    /// [`cancel`](super::RunHandle::cancel) ends the task. Its source is
+    /// the watcher's [`JoinError`].
+    PauseUnsettled {
+        /// The task.
+        id: TaskId,
+        /// How the watcher ended.
+        watcher: Arc<JoinError>,
+    },
     /// The run is over (every task reached a terminal state): nothing can be added.
-    #[error("the run has finished; tasks can no longer be added")]
     Finished,
+}
+
+impl fmt::Display for GraphError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GraphError::DuplicateId(id) => write!(f, "duplicate task id `{id}`"),
+            GraphError::EmptyId { position } => {
+                write!(f, "task {position} of the batch has an empty id")
+            }
+            GraphError::MissingDependency { task, dependency } => write!(
+                f,
+                "task `{task}` depends on `{dependency}`, which does not exist"
+            ),
+            GraphError::Cycle(path) => write!(f, "cycle: {path}"),
+            GraphError::ZeroTimeout { task } => write!(
+                f,
+                "task `{task}` has a zero timeout; give it a positive one, or none"
+            ),
+            GraphError::UnknownTask(id) => write!(f, "no task `{id}`"),
+            GraphError::TaskFailed { id, source } => {
+                write!(f, "task `{id}` did not complete: {source}")
+            }
+            GraphError::ExceedsCap {
+                task,
+                resource,
+                demand,
+                cap,
+            } => write!(
+                f,
+                "task `{task}` demands {demand} {resource}, more than the cap of {cap}"
+            ),
+            GraphError::UnknownResource { task, resource } => write!(
+                f,
+                "task `{task}` demands resource `{resource}`, which the scheduler config does not declare"
+            ),
+            GraphError::TaskEnded { id, state } => write!(
+                f,
+                "task `{id}` has ended ({state}); it cannot be paused or resumed"
+            ),
+            GraphError::PauseTimedOut { id, timeout } => write!(
+                f,
+                "task `{id}` reached no checkpoint within the pause timeout of {timeout:?}; it was cancelled"
+            ),
+            GraphError::PauseUnsettled { id, .. } => write!(
+                f,
+                "the pause of task `{id}` is unsettled: the task waiting for its checkpoint ended first"
+            ),
+            GraphError::Finished => f.write_str("the run has finished; tasks can no longer be added"),
+        }
+    }
+}
+
+impl Error for GraphError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            // The reason is in the message; what caused it comes next.
+            GraphError::TaskFailed { source, .. } => source.source(),
+            GraphError::PauseUnsettled { watcher, .. } => Some(&**watcher),
+            _ => None,
+        }
+    }
 }
 
 /// Why a task was cancelled.
@@ -147,6 +273,11 @@ pub enum CancelReason {
     Stopped,
     /// The run is fail-fast and the named task failed.
     FailFast(TaskId),
+    /// [`RunHandle::pause`](super::RunHandle::pause) asked it to pause
+    /// while it ran, and it reached no checkpoint within the pause timeout
+    /// of the graph's [`SchedulerConfig`](super::SchedulerConfig) (given
+    /// here). Distinct from [`TaskError::TimedOut`], the task's own limit.
+    PauseTimedOut(Duration),
 }
 
 impl fmt::Display for CancelReason {
@@ -156,6 +287,12 @@ impl fmt::Display for CancelReason {
             CancelReason::Upstream(id) => write!(f, "upstream task `{id}` was cancelled"),
             CancelReason::Stopped => f.write_str("run stopped"),
             CancelReason::FailFast(id) => write!(f, "fail-fast after `{id}` failed"),
+            CancelReason::PauseTimedOut(d) => {
+                write!(
+                    f,
+                    "pause requested, but no checkpoint came within the pause timeout of {d:?}"
+                )
+            }
         }
     }
 }
@@ -170,7 +307,9 @@ pub enum TaskError {
     /// error's, so a reporter walking the chain sees every cause once.
     #[error(transparent)]
     Failed(Arc<dyn Error + Send + Sync + 'static>),
-    /// The last attempt exceeded the task's timeout.
+    /// The last attempt exceeded the task's own timeout
+    /// ([`Task::timeout`](super::Task::timeout)). A pause that timed out
+    /// is a cancel instead ([`CancelReason::PauseTimedOut`]).
     #[error("timed out after {0:?}")]
     TimedOut(Duration),
     /// The body panicked (on its last attempt); the panic message, if any.

@@ -5,8 +5,8 @@
 //! order), each with an id, the ids it depends on and a re-runnable body
 //! that receives its dependencies' outputs as [`Inputs`]: async
 //! ([`Task::new`]) or a plain function ([`Task::sync`]). Adding
-//! validates before anything runs: duplicate ids, missing dependencies and
-//! cycles are typed [`GraphError`]s naming the ids.
+//! validates before anything runs: duplicate ids, missing dependencies,
+//! cycles and zero timeouts are typed [`GraphError`]s naming the ids.
 //!
 //! [`Graph::start`] runs it and gives a [`RunHandle`]: the [`TaskState`] of
 //! any task, cancel one (and its dependents), wait for one or for all, stop,
@@ -75,9 +75,11 @@
 //! The model is plain data plus a body, so a job file of the distributed
 //! mode maps onto it entry by entry: `id` is the [`TaskId`],
 //! `dependencies` go to [`Task::after`], `retries` and `timeout_ms` to
-//! [`Task::retries`] and [`Task::timeout`], and the entry's `type` picks a
-//! handler that becomes the body, parameterised by its `input`. Outputs are
-//! serialised bytes there, so such a graph is a `Graph<Vec<u8>>`.
+//! [`Task::retries`] and [`Task::timeout`] (which refuses zero with
+//! [`GraphError::ZeroTimeout`] when the task is added), and the entry's
+//! `type` picks a handler that becomes the body, parameterised by its
+//! `input`. Outputs are serialised bytes there, so such a graph is a
+//! `Graph<Vec<u8>>`.
 //!
 //! ```
 //! use std::time::Duration;

@@ -65,6 +65,46 @@ impl<T: Send + Sync + 'static> Graph<T> {
         Self::with_config(SchedulerConfig::new())
     }
 
+    /// An empty graph with the default scheduler settings and room for
+    /// `n` tasks: the tables the graph keeps per task (the nodes, the
+    /// index of ids, the ready queue, the bodies retired at the end) are
+    /// allocated once, rather than grown (and copied) while tasks are
+    /// added. More than `n` tasks may still be added.
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, Task};
+    ///
+    /// let mut g = Graph::<u64>::with_capacity(1000);
+    /// for n in 0..1000u64 {
+    ///     g.add(Task::sync(format!("square-{n}"), move |_| Ok(n * n))).unwrap();
+    /// }
+    /// assert_eq!(g.len(), 1000);
+    /// assert_eq!(g.run_blocking().output("square-7"), Some(&49));
+    /// ```
+    pub fn with_capacity(n: usize) -> Self {
+        let mut g = Self::new();
+        g.reserve(n);
+        g
+    }
+
+    /// Makes room for `additional` more tasks, as
+    /// [`with_capacity`](Self::with_capacity) does for a graph made with
+    /// [`with_config`](Self::with_config).
+    ///
+    /// ```
+    /// use fastexec::graph::{Graph, SchedulerConfig, Task};
+    ///
+    /// let mut g = Graph::<u32>::with_config(SchedulerConfig::new().with_cpu_slots(2));
+    /// g.reserve(3);
+    /// for id in ["a", "b", "c"] {
+    ///     g.add(Task::sync(id, |_| Ok(1))).unwrap();
+    /// }
+    /// assert!(g.run_blocking().is_success());
+    /// ```
+    pub fn reserve(&mut self, additional: usize) {
+        self.core.reserve(additional);
+    }
+
     /// An empty graph dispatched by `config`: aging of priorities, CPU
     /// slots (a hard cap), RAM and VRAM soft caps, custom resources, the
     /// pause timeout.
@@ -904,7 +944,9 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// priority it had aged to). A running task pauses at its next
     /// [`Inputs::checkpoint`]; if none comes within the pause timeout of
     /// the graph's [`SchedulerConfig`], the task is cancelled with
-    /// [`TaskError::TimedOut`] (its dependents with it) and this returns
+    /// [`CancelReason::PauseTimedOut`] (its dependents with it; the report
+    /// and [`why`](Self::why) tell it from the task's own
+    /// [`TaskError::TimedOut`]) and this returns
     /// [`GraphError::PauseTimedOut`]. A running task waiting out the
     /// backoff before a retry runs no body: it pauses at once, and its next
     /// attempt starts after the resume (and not before its backoff ends);
@@ -920,6 +962,14 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     ///
     /// The wait for the checkpoint runs in a task of its own, so dropping
     /// the returned future does not stop the timeout from applying.
+    ///
+    /// # Errors
+    ///
+    /// [`GraphError::UnknownTask`]; [`GraphError::TaskEnded`] if the task
+    /// has reached a terminal state; [`GraphError::PauseTimedOut`] as
+    /// above; [`GraphError::PauseUnsettled`] if the task waiting for the
+    /// checkpoint ended before it could tell (its executor shut down, or a
+    /// task group it joined with the caller was cancelled).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -967,13 +1017,21 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
             outcome
         });
         match watch.await {
+            Ok(Ok(())) => Ok(()),
             Ok(Err(PauseError::TimedOut(timeout))) => Err(GraphError::PauseTimedOut {
                 id: id.into(),
                 timeout,
             }),
-            // Paused; or resumed or cancelled before it paused: either way
-            // nothing is left to wait for.
-            _ => Ok(()),
+            // Resumed or cancelled before it paused: nothing is left to
+            // wait for.
+            Ok(Err(PauseError::NotPaused | PauseError::Cancelled)) => Ok(()),
+            // The watcher did not finish: it was dropped (its executor
+            // shut down, or a task group it joined was cancelled), or it
+            // panicked (a bug). Whether the task paused is unknown.
+            Err(watcher) => Err(GraphError::PauseUnsettled {
+                id: id.into(),
+                watcher: Arc::new(watcher),
+            }),
         }
     }
 

@@ -240,8 +240,9 @@ impl<T: Send + Sync + 'static> Task<T> {
     /// - it has no checkpoint ([`Inputs::checkpoint`] is async), so a
     ///   [`pause`](super::RunHandle::pause) requested while it runs does
     ///   not pause it: it completes if it returns within the pause timeout,
-    ///   and is cancelled as timed out otherwise, as any task that reaches
-    ///   no checkpoint;
+    ///   and is cancelled otherwise
+    ///   ([`CancelReason::PauseTimedOut`](super::CancelReason::PauseTimedOut)),
+    ///   as any task that reaches no checkpoint;
     /// - it can add tasks to the run ([`Inputs::add_task`], a subflow) but
     ///   not wait for them: make the follow-up work their dependent.
     ///
@@ -316,6 +317,23 @@ impl<T> Task<T> {
     /// The limit is enforced where the attempt suspends (it is not polled
     /// again after its deadline); a body that never suspends
     /// ([`Task::sync`]) is judged when it returns.
+    ///
+    /// A zero limit is refused when the task is added
+    /// ([`GraphError::ZeroTimeout`](super::GraphError::ZeroTimeout)): it
+    /// would fail every sync attempt (judged on return, always late) and
+    /// no async attempt done in its first poll (never judged), so the same
+    /// setting would mean opposite things for the two kinds. A task with
+    /// no limit has no timeout at all (the default).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fastexec::graph::{Graph, GraphError, Task};
+    ///
+    /// let mut g = Graph::<u32>::new();
+    /// let err = g.add(Task::sync("now", |_| Ok(1)).timeout(Duration::ZERO)).unwrap_err();
+    /// assert!(matches!(err, GraphError::ZeroTimeout { ref task } if task.as_str() == "now"));
+    /// assert!(g.is_empty());
+    /// ```
     pub fn timeout(mut self, d: Duration) -> Self {
         self.timeout = Some(d);
         self

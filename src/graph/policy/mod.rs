@@ -40,8 +40,8 @@
 //!   `control.acknowledged(config.pause_timeout())`:
 //!   `Ok` -> paused from `Running`; `Err(PauseError::TimedOut(d))` -> the
 //!   control is already cancelled; abort the driver and record the task as
-//!   failed by timeout (e.g. `TaskError::TimedOut(d)`), propagating to
-//!   dependents.
+//!   cancelled (`TaskError::Cancelled(CancelReason::PauseTimedOut(d))`,
+//!   not the task's own `TaskError::TimedOut`), propagating to dependents.
 //! * **Resume**: restore `from.state()`: `Pending` (re-check unmet deps:
 //!   if they completed meanwhile it is now ready), `Ready` (re-insert with
 //!   the kept `ready_since`), `Running` (`control.resume()`).

@@ -87,7 +87,8 @@ pub struct Cancelled;
 #[non_exhaustive]
 pub enum PauseError {
     /// No checkpoint came within the pause timeout; the task is now
-    /// cancelled (the core records it as timed out).
+    /// cancelled (the core records it as cancelled by
+    /// [`CancelReason::PauseTimedOut`](crate::graph::CancelReason::PauseTimedOut)).
     #[error("no checkpoint within the pause timeout of {0:?}; the task is cancelled")]
     TimedOut(Duration),
     /// The task was cancelled before it reached a checkpoint.
@@ -245,8 +246,9 @@ impl PauseControl {
     /// For the requester, after [`request_pause`](Self::request_pause):
     /// resolves `Ok` once the body is paused at a checkpoint. If none comes
     /// within `timeout`, cancels the task and returns
-    /// [`PauseError::TimedOut`]; the core then aborts the body and records a
-    /// timeout error.
+    /// [`PauseError::TimedOut`]; the core then aborts the body and records
+    /// the cancel
+    /// ([`CancelReason::PauseTimedOut`](crate::graph::CancelReason::PauseTimedOut)).
     ///
     /// # Errors
     ///

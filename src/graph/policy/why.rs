@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::budget::BudgetFull;
 use super::pause::PausedFrom;
-use crate::graph::{TaskId, TaskState};
+use crate::graph::{CancelReason, TaskId, TaskState};
 
 /// Why a task is not running right now. The core fills it in for any task
 /// that is not `Running`, and for a running one waiting out the backoff
@@ -54,8 +54,13 @@ pub enum Blocked {
         /// clock can tell).
         due_in: Duration,
     },
-    /// It reached a terminal state.
+    /// It reached a terminal state (other than cancelled, see
+    /// [`Blocked::Cancelled`]).
     Finished(TaskState),
+    /// It was cancelled, for this reason: on request, after a task it
+    /// depends on, by a stop or fail-fast, or because it reached no
+    /// checkpoint within the pause timeout.
+    Cancelled(CancelReason),
 }
 
 impl fmt::Display for Blocked {
@@ -94,6 +99,7 @@ impl fmt::Display for Blocked {
                 "waiting to retry: attempt {next_attempt} is due in {due_in:?}"
             ),
             Blocked::Finished(state) => write!(f, "not running: finished ({state})"),
+            Blocked::Cancelled(reason) => write!(f, "not running: cancelled ({reason})"),
         }
     }
 }
@@ -137,6 +143,10 @@ mod tests {
             (
                 Blocked::Finished(TaskState::UpstreamFailed),
                 "not running: finished (upstream-failed)",
+            ),
+            (
+                Blocked::Cancelled(CancelReason::PauseTimedOut(Duration::from_millis(50))),
+                "not running: cancelled (pause requested, but no checkpoint came within the pause timeout of 50ms)",
             ),
         ];
         for (why, text) in cases {
