@@ -257,7 +257,7 @@ impl MemberGuard {
     pub(crate) fn enter(membership: Option<Arc<Membership>>) -> MemberGuard {
         if let Some(m) = &membership {
             if m.cancellable {
-                enter_explicit_groups(m);
+                count_in_explicit_groups(m, GroupInner::enter);
             }
         }
         MemberGuard(membership)
@@ -345,27 +345,18 @@ impl Drop for MemberGuard {
 #[inline(never)]
 fn leave_groups(membership: Arc<Membership>) {
     if membership.cancellable {
-        leave_explicit_groups(&membership);
+        count_in_explicit_groups(&membership, GroupInner::leave);
     }
 }
 
-/// Counts a new task into the explicit groups of its chain (out of line:
-/// most tasks are in none).
+/// Applies `count` (a task counted in, or out) to each explicit group of
+/// the chain (out of line: most tasks are in none).
 #[inline(never)]
-fn enter_explicit_groups(membership: &Membership) {
+fn count_in_explicit_groups(membership: &Membership, count: fn(&GroupInner)) {
     membership
         .groups()
         .filter(|g| g.cancellable)
-        .for_each(GroupInner::enter);
-}
-
-/// Counts a finished task out of the explicit groups of its chain.
-#[inline(never)]
-fn leave_explicit_groups(membership: &Membership) {
-    membership
-        .groups()
-        .filter(|g| g.cancellable)
-        .for_each(GroupInner::leave);
+        .for_each(count);
 }
 
 /// A set of tasks that can be awaited as a whole, descendants included.

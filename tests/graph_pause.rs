@@ -14,20 +14,7 @@ use fastexec::graph::{
     Blocked, CancelReason, Graph, GraphError, PausedFrom, RunHandle, SchedulerConfig, Task,
     TaskError, TaskState,
 };
-use support::{within, Gate};
-
-/// A task that opens `started`, then waits for `release`, then returns 1.
-fn gated(id: &str, started: &Gate, release: &Gate) -> Task<u32> {
-    let (started, release) = (started.clone(), release.clone());
-    Task::new(id, move |_| {
-        let (started, release) = (started.clone(), release.clone());
-        async move {
-            started.open();
-            release.wait().await;
-            Ok(1)
-        }
-    })
-}
+use support::{gated_task, within, Gate};
 
 /// Starts a graph of one task, "w", and pauses it at the checkpoint its
 /// body reaches once it is running.
@@ -70,7 +57,7 @@ where
 fn a_pending_task_pauses_at_once_and_resumes_as_ready_once_its_deps_completed() {
     let (started, release) = (Gate::new(), Gate::new());
     let mut g = Graph::<u32>::new();
-    g.add(gated("dep", &started, &release)).unwrap();
+    g.add(gated_task("dep", &started, &release)).unwrap();
     g.add(Task::new("after", |inp| async move { Ok(inp[0] + 1) }).after(["dep"]))
         .unwrap();
     let run = g.start();
@@ -105,7 +92,7 @@ fn a_ready_task_pauses_at_once_and_resumes_as_ready() {
     // One CPU slot held by `blocker`, so `queued` stays ready.
     let mut g = Graph::<u32>::with_config(SchedulerConfig::new().with_cpu_slots(1));
     let (started, release) = (Gate::new(), Gate::new());
-    g.add(gated("blocker", &started, &release).priority(1))
+    g.add(gated_task("blocker", &started, &release).priority(1))
         .unwrap();
     g.add(Task::new("queued", |_| async { Ok(7) })).unwrap();
     let run = g.start();
@@ -214,7 +201,7 @@ fn a_checkpoint_that_does_not_come_in_time_cancels_the_task() {
     let config = SchedulerConfig::new().with_pause_timeout(timeout);
     let mut g = Graph::<u32>::with_config(config);
     let (started, never) = (Gate::new(), Gate::new());
-    g.add(gated("stuck", &started, &never)).unwrap();
+    g.add(gated_task("stuck", &started, &never)).unwrap();
     g.add(Task::new("child", |_| async { Ok(2) }).after(["stuck"]))
         .unwrap();
     let run = g.start();
@@ -245,7 +232,7 @@ fn a_checkpoint_that_does_not_come_in_time_cancels_the_task() {
 fn cancel_is_idempotent_and_propagates_from_a_paused_task() {
     let mut g = Graph::<u32>::new();
     let (started, release) = (Gate::new(), Gate::new());
-    g.add(gated("root", &started, &release)).unwrap();
+    g.add(gated_task("root", &started, &release)).unwrap();
     g.add(Task::new("mid", |_| async { Ok(1) }).after(["root"]))
         .unwrap();
     g.add(Task::new("leaf", |_| async { Ok(2) }).after(["mid"]))

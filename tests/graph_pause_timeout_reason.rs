@@ -11,21 +11,7 @@ use fastexec::graph::{
     AttemptOutcome, Blocked, CancelReason, Graph, GraphError, SchedulerConfig, Task, TaskError,
     TaskState,
 };
-use support::{within, Gate};
-
-/// A task that opens `started`, then waits for `release` (never, here)
-/// without reaching a checkpoint.
-fn stuck(id: &str, started: &Gate, release: &Gate) -> Task<u32> {
-    let (started, release) = (started.clone(), release.clone());
-    Task::new(id, move |_| {
-        let (started, release) = (started.clone(), release.clone());
-        async move {
-            started.open();
-            release.wait().await;
-            Ok(1)
-        }
-    })
-}
+use support::{gated_task, within, Gate};
 
 #[test]
 fn a_pause_that_times_out_is_a_cancel_for_that_reason_not_the_tasks_own_timeout() {
@@ -35,12 +21,12 @@ fn a_pause_that_times_out_is_a_cancel_for_that_reason_not_the_tasks_own_timeout(
     let mut g = Graph::<u32>::with_config(config);
     let (started, never) = (Gate::new(), Gate::new());
     // Its own limit is an hour: only the pause can end it.
-    g.add(stuck("paused", &started, &never).timeout(Duration::from_secs(3600)))
+    g.add(gated_task("paused", &started, &never).timeout(Duration::from_secs(3600)))
         .unwrap();
     g.add(Task::new("child", |_| async { Ok(2) }).after(["paused"]))
         .unwrap();
     // For contrast, a task that runs past its own limit.
-    g.add(stuck("slow", &Gate::new(), &never).timeout(own_timeout))
+    g.add(gated_task("slow", &Gate::new(), &never).timeout(own_timeout))
         .unwrap();
     let run = g.start();
     let report = within(30, move || {

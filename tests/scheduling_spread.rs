@@ -179,6 +179,34 @@ impl ThreadsSeen {
     }
 }
 
+/// On `ex`, a task spawns `children` children into its own worker's queue
+/// and then blocks that worker until another thread has run one of them.
+/// Returns whether the parent got past that wait, whether every child did,
+/// and how many threads were seen.
+fn burst_then_hold(ex: &Executor, children: usize) -> (bool, bool, usize) {
+    let seen = ThreadsSeen::default();
+    let s = seen.clone();
+    let (parent_ok, children_ok) = ex.block_on(async move {
+        spawn(async move {
+            let handles: Vec<_> = (0..children)
+                .map(|_| {
+                    let s = s.clone();
+                    spawn(async move { s.arrive_and_wait(2) })
+                })
+                .collect();
+            let parent_ok = s.arrive_and_wait(2);
+            let mut children_ok = true;
+            for h in handles {
+                children_ok &= h.await.unwrap();
+            }
+            (parent_ok, children_ok)
+        })
+        .await
+        .unwrap()
+    });
+    (parent_ok, children_ok, seen.count())
+}
+
 /// A task spawns children into its own worker's queue and then blocks that
 /// worker until another thread has run one of them: the other worker must
 /// steal from the busy worker's queue.
@@ -186,29 +214,10 @@ impl ThreadsSeen {
 fn idle_worker_steals_from_busy_worker() {
     with_timeout(|| {
         let ex = executor(2);
-        let seen = ThreadsSeen::default();
-        let s = seen.clone();
-        let (parent_ok, children_ok) = ex.block_on(async move {
-            spawn(async move {
-                let children: Vec<_> = (0..10)
-                    .map(|_| {
-                        let s = s.clone();
-                        spawn(async move { s.arrive_and_wait(2) })
-                    })
-                    .collect();
-                let parent_ok = s.arrive_and_wait(2);
-                let mut children_ok = true;
-                for c in children {
-                    children_ok &= c.await.unwrap();
-                }
-                (parent_ok, children_ok)
-            })
-            .await
-            .unwrap()
-        });
+        let (parent_ok, children_ok, threads) = burst_then_hold(&ex, 10);
         assert!(parent_ok, "no other worker ran a child of the busy worker");
         assert!(children_ok);
-        assert_eq!(seen.count(), 2);
+        assert_eq!(threads, 2);
     })
 }
 
@@ -244,30 +253,10 @@ fn every_burst_onto_spare_work_reaches_a_sleeping_worker() {
         let ex = executor(2);
         for round in 0..20 {
             assert!(other_worker_parked(&ex), "round {round}: no worker parked");
-            let seen = ThreadsSeen::default();
-            let s = seen.clone();
-            let children = 2 + round % 5;
-            let (parent_ok, children_ok) = ex.block_on(async move {
-                spawn(async move {
-                    let handles: Vec<_> = (0..children)
-                        .map(|_| {
-                            let s = s.clone();
-                            spawn(async move { s.arrive_and_wait(2) })
-                        })
-                        .collect();
-                    let parent_ok = s.arrive_and_wait(2);
-                    let mut children_ok = true;
-                    for h in handles {
-                        children_ok &= h.await.unwrap();
-                    }
-                    (parent_ok, children_ok)
-                })
-                .await
-                .unwrap()
-            });
+            let (parent_ok, children_ok, threads) = burst_then_hold(&ex, 2 + round % 5);
             assert!(parent_ok, "round {round}: the burst stayed on its worker");
             assert!(children_ok, "round {round}");
-            assert_eq!(seen.count(), 2, "round {round}");
+            assert_eq!(threads, 2, "round {round}");
         }
     })
 }

@@ -100,6 +100,13 @@ impl Body {
     fn guard(&self) -> (Count, OnDrop) {
         (self.ran.clone(), OnDrop(self.dropped.clone()))
     }
+
+    /// Checks a dependent that must have run: released exactly once, its
+    /// body run and dropped exactly once.
+    fn assert_ran_once(&self) {
+        assert_eq!(self.released.get(), 1, "released exactly once");
+        assert_eq!((self.ran.get(), self.dropped.get()), (1, 1));
+    }
 }
 
 /// A dependent registers with its dependency while another thread finishes
@@ -127,8 +134,7 @@ fn register_races_finish() {
             body.released.counter(),
         );
         finisher.join().unwrap();
-        assert_eq!(body.released.get(), 1, "released exactly once");
-        assert_eq!((body.ran.get(), body.dropped.get()), (1, 1));
+        body.assert_ran_once();
         assert_eq!(*d.try_get().expect("ran on release").unwrap(), 8);
     });
 }
@@ -159,8 +165,7 @@ fn two_dependencies_finish_on_two_threads() {
         };
         succeed(&y, 2);
         finisher.join().unwrap();
-        assert_eq!(body.released.get(), 1, "released exactly once");
-        assert_eq!((body.ran.get(), body.dropped.get()), (1, 1));
+        body.assert_ran_once();
         assert_eq!(*d.try_get().expect("ran on release").unwrap(), 3);
     });
 }
@@ -195,8 +200,7 @@ fn spawner_races_two_finishes() {
         for finisher in finishers {
             finisher.join().unwrap();
         }
-        assert_eq!(body.released.get(), 1, "released exactly once");
-        assert_eq!((body.ran.get(), body.dropped.get()), (1, 1));
+        body.assert_ran_once();
         assert_eq!(*d.try_get().expect("ran on release").unwrap(), 3);
     });
 }

@@ -298,3 +298,17 @@ pub fn wait_for_first_failure<T: Send + Sync + 'static>(
         .is_some_and(|a| a.end.is_some())));
     assert_eq!(run.state(id), Some(fastexec::graph::TaskState::Running));
 }
+
+/// A graph task that opens `started`, then waits for `release` (without
+/// reaching a checkpoint), then returns 1.
+pub fn gated_task(id: &str, started: &Gate, release: &Gate) -> fastexec::graph::Task<u32> {
+    let (started, release) = (started.clone(), release.clone());
+    fastexec::graph::Task::new(id, move |_| {
+        let (started, release) = (started.clone(), release.clone());
+        async move {
+            started.open();
+            release.wait().await;
+            Ok(1)
+        }
+    })
+}
