@@ -180,14 +180,21 @@ impl ThreadsSeen {
 }
 
 /// On `ex`, a task spawns `children` children into its own worker's queue
-/// and then blocks that worker until another thread has run one of them.
+/// and then blocks that worker until another thread has run one of them;
+/// with `after_sleep`, it first waits until the other worker has parked
+/// (from inside the task: with this worker busy, the other one parks as
+/// the watcher and keeps parking again, so a park is sure to come).
 /// Returns whether the parent got past that wait, whether every child did,
 /// and how many threads were seen.
-fn burst_then_hold(ex: &Executor, children: usize) -> (bool, bool, usize) {
+fn burst_then_hold(ex: &Arc<Executor>, children: usize, after_sleep: bool) -> (bool, bool, usize) {
     let seen = ThreadsSeen::default();
     let s = seen.clone();
+    let handle = ex.clone();
     let (parent_ok, children_ok) = ex.block_on(async move {
         spawn(async move {
+            if after_sleep {
+                assert!(other_worker_parked(&handle), "the other worker never slept");
+            }
             let handles: Vec<_> = (0..children)
                 .map(|_| {
                     let s = s.clone();
@@ -213,8 +220,8 @@ fn burst_then_hold(ex: &Executor, children: usize) -> (bool, bool, usize) {
 #[test]
 fn idle_worker_steals_from_busy_worker() {
     with_timeout(|| {
-        let ex = executor(2);
-        let (parent_ok, children_ok, threads) = burst_then_hold(&ex, 10);
+        let ex = Arc::new(executor(2));
+        let (parent_ok, children_ok, threads) = burst_then_hold(&ex, 10, false);
         assert!(parent_ok, "no other worker ran a child of the busy worker");
         assert!(children_ok);
         assert_eq!(threads, 2);
@@ -250,10 +257,9 @@ fn many_tasks_spread_over_both_workers() {
 #[test]
 fn every_burst_onto_spare_work_reaches_a_sleeping_worker() {
     with_timeout(|| {
-        let ex = executor(2);
+        let ex = Arc::new(executor(2));
         for round in 0..20 {
-            assert!(other_worker_parked(&ex), "round {round}: no worker parked");
-            let (parent_ok, children_ok, threads) = burst_then_hold(&ex, 2 + round % 5);
+            let (parent_ok, children_ok, threads) = burst_then_hold(&ex, 2 + round % 5, true);
             assert!(parent_ok, "round {round}: the burst stayed on its worker");
             assert!(children_ok, "round {round}");
             assert_eq!(threads, 2, "round {round}");
