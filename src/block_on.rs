@@ -26,7 +26,6 @@ use crate::executor::Shared;
 use crate::park::{Parker, Unparker};
 use crate::sync::{AtomicBool, Ordering::*};
 use crate::task_group::{GroupInner, Membership, MembershipArc};
-
 use crate::worker::Worker;
 use std::sync::Arc;
 
