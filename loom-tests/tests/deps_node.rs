@@ -18,6 +18,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Wake, Waker};
 
 use fastexec::__loom::deps::{fail, source, spawn_after, succeed};
+use fastexec::deps::Dependencies;
 use fastexec::Completion;
 use loom::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use loom::sync::Arc;
@@ -95,10 +96,25 @@ impl Body {
         }
     }
 
-    /// The body's bookkeeping: counts the run and, when the body goes, its
-    /// drop.
-    fn guard(&self) -> (Count, OnDrop) {
-        (self.ran.clone(), OnDrop(self.dropped.clone()))
+    /// Spawns a dependent after `deps` through the real spawner: its body
+    /// counts its run and, when it goes, its drop, and computes its output
+    /// from the dependencies' outputs before anything else.
+    fn spawn_after<D: Dependencies>(
+        &self,
+        deps: D,
+        compute: impl FnOnce(D::Outputs) -> u32 + Send + 'static,
+    ) -> Completion<u32> {
+        let (ran, guard) = (self.ran.clone(), OnDrop(self.dropped.clone()));
+        spawn_after(
+            deps,
+            move |outputs| {
+                let _guard = guard;
+                ran.bump();
+                let output = compute(outputs);
+                async move { output }
+            },
+            self.released.counter(),
+        )
     }
 
     /// Checks a dependent that must have run: released exactly once, its
@@ -122,17 +138,7 @@ fn register_races_finish() {
             thread::spawn(move || succeed(&x, 7))
         };
         let body = Body::new();
-        let (ran, guard) = body.guard();
-        let d = spawn_after(
-            &x,
-            move |x: std::sync::Arc<u32>| {
-                let _guard = guard;
-                ran.bump();
-                let x = *x;
-                async move { x + 1 }
-            },
-            body.released.counter(),
-        );
+        let d = body.spawn_after(&x, |x| *x + 1);
         finisher.join().unwrap();
         body.assert_ran_once();
         assert_eq!(*d.try_get().expect("ran on release").unwrap(), 8);
@@ -147,17 +153,7 @@ fn two_dependencies_finish_on_two_threads() {
     loom::model(|| {
         let (x, y) = (source::<u32>(), source::<u32>());
         let body = Body::new();
-        let (ran, guard) = body.guard();
-        let d = spawn_after(
-            (&x, &y),
-            move |(x, y): (std::sync::Arc<u32>, std::sync::Arc<u32>)| {
-                let _guard = guard;
-                ran.bump();
-                let sum = *x + *y;
-                async move { sum }
-            },
-            body.released.counter(),
-        );
+        let d = body.spawn_after((&x, &y), |(x, y)| *x + *y);
         assert_eq!(body.released.get(), 0, "released before its dependencies");
         let finisher = {
             let x = x.clone();
@@ -186,17 +182,7 @@ fn spawner_races_two_finishes() {
             })
             .collect();
         let body = Body::new();
-        let (ran, guard) = body.guard();
-        let d = spawn_after(
-            (&x, &y),
-            move |(x, y): (std::sync::Arc<u32>, std::sync::Arc<u32>)| {
-                let _guard = guard;
-                ran.bump();
-                let sum = *x + *y;
-                async move { sum }
-            },
-            body.released.counter(),
-        );
+        let d = body.spawn_after((&x, &y), |(x, y)| *x + *y);
         for finisher in finishers {
             finisher.join().unwrap();
         }
@@ -222,16 +208,7 @@ fn failure_races_success() {
     loom::model(|| {
         let (x, y) = (source::<u32>(), source::<u32>());
         let body = Body::new();
-        let (ran, guard) = body.guard();
-        let mut d = spawn_after(
-            (&x, &y),
-            move |_: (std::sync::Arc<u32>, std::sync::Arc<u32>)| {
-                let _guard = guard;
-                ran.bump();
-                async { 0 }
-            },
-            body.released.counter(),
-        );
+        let mut d = body.spawn_after((&x, &y), |_| 0);
         let wakes = Count::new();
         assert!(poll(&mut d, &counting_waker(&wakes)).is_pending());
         let finisher = {
@@ -255,16 +232,7 @@ fn failure_races_abort() {
     loom::model(|| {
         let x = source::<u32>();
         let body = Body::new();
-        let (ran, guard) = body.guard();
-        let mut d = spawn_after(
-            &x,
-            move |_: std::sync::Arc<u32>| {
-                let _guard = guard;
-                ran.bump();
-                async { 0 }
-            },
-            body.released.counter(),
-        );
+        let mut d = body.spawn_after(&x, |_| 0);
         let wakes = Count::new();
         assert!(poll(&mut d, &counting_waker(&wakes)).is_pending());
         let failer = {
@@ -291,26 +259,8 @@ fn failure_propagates_down_a_chain() {
             thread::spawn(move || fail(&x))
         };
         let (body1, body2) = (Body::new(), Body::new());
-        let (ran, guard) = body1.guard();
-        let d1 = spawn_after(
-            &x,
-            move |_: std::sync::Arc<u32>| {
-                let _guard = guard;
-                ran.bump();
-                async { 0 }
-            },
-            body1.released.counter(),
-        );
-        let (ran, guard) = body2.guard();
-        let mut d2 = spawn_after(
-            &d1,
-            move |_: std::sync::Arc<u32>| {
-                let _guard = guard;
-                ran.bump();
-                async { 0 }
-            },
-            body2.released.counter(),
-        );
+        let d1 = body1.spawn_after(&x, |_| 0);
+        let mut d2 = body2.spawn_after(&d1, |_| 0);
         let wakes = Count::new();
         let first = poll(&mut d2, &counting_waker(&wakes));
         failer.join().unwrap();
