@@ -428,7 +428,8 @@ mod live {
 impl Overflow<Runnable> for Shared {
     // Out of line: it runs once per half ring of pushes, and inlined into
     // `Local::push_back` it makes the push every spawn runs larger and
-    // slower (+20 instructions per task on spawn_many_local when it was).
+    // slower (spawn_many_local, 1 thread: 769-773 instructions per task
+    // when it was, 748 out of line; scripts/instr-per-task).
     #[inline(never)]
     fn push_batch(&self, batch: impl Iterator<Item = Runnable>) {
         let mut batch = batch.peekable();
