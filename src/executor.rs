@@ -120,6 +120,17 @@ impl Shared {
         self.timer_holder.store(NO_TIMER_HOLDER, Release);
     }
 
+    /// Called by a worker that gave the timer role back on waking and may
+    /// now stay busy for long (see `block_on.rs`): if timers are pending,
+    /// wakes a sleeping worker, which takes the role when it parks again.
+    /// (If a worker is searching it wakes no one: the searcher either parks,
+    /// taking the role, or finds work and, as the last searcher, wakes one.)
+    pub(crate) fn hand_off_timer_role(&self) {
+        if self.timers.next_deadline().is_some() {
+            self.notify_one();
+        }
+    }
+
     /// The timer queue's hook: a new deadline is earlier than all others.
     fn on_earlier_deadline(&self) {
         // SeqCst: see `try_take_timer_role`.
