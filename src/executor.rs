@@ -16,6 +16,10 @@
 //!    queueing it.
 //!
 //! After that no future of this executor is alive, whoever holds its wakers.
+//! Last, the timer queue is closed and the timers still in it (of timer
+//! futures that live on elsewhere, e.g. a `Sleep` first polled under this
+//! executor and moved out) are woken; each registers again, on its next
+//! poll, with the executor it is polled under then.
 //!
 //! # How a waker finds its executor
 //!
@@ -546,6 +550,10 @@ impl Drop for Executor {
         self.shared.drop_remaining_tasks();
         // From here on, a wake from another thread drops its task at once.
         drop(live::remove(self.shared.id));
+        // Timers still registered belong to futures that outlive the
+        // executor: no one would fire them. Wake them, so that they register
+        // with the executor they are polled under next.
+        self.shared.timers.close();
         // Runs the blocking jobs already queued, then joins the pool.
         self.shared.blocking.shutdown();
     }

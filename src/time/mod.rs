@@ -156,10 +156,23 @@ impl Timer {
         let still_pending = self
             .key
             .is_some_and(|key| queue.reset_waker(key, cx.waker()));
-        if !still_pending {
-            // First poll, or the entry fired between the caller's clock
-            // read and now: (re-)insert; a due entry fires at once.
-            self.key = Some(queue.insert(deadline, cx.waker()));
+        if still_pending {
+            return;
+        }
+        // First poll, or the entry fired between the caller's clock read
+        // and now: (re-)insert; a due entry fires at once.
+        self.key = queue.insert(deadline, cx.waker());
+        if self.key.is_none() {
+            // The queue's executor has shut down (it woke this timer as it
+            // closed the queue): move to the executor polled under now.
+            let current = driver::current_queue();
+            self.key = current.insert(deadline, cx.waker());
+            self.queue = Some(current);
+            if self.key.is_none() {
+                // That one is shutting down too, so the future is about to
+                // be dropped; until then, poll again rather than never.
+                cx.waker().wake_by_ref();
+            }
         }
     }
 
