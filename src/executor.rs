@@ -102,6 +102,17 @@ impl Shared {
     /// Makes worker `index` the timer holder if no one is. The holder parks
     /// with the nearest deadline as its timeout.
     pub(crate) fn try_take_timer_role(&self, index: usize) -> bool {
+        // SeqCst: the caller has just left the unparked count
+        // (`Idle::transition_to_parked`), and an inserter that finds no
+        // holder wakes a parked worker only if it sees that (in
+        // `notify_one`, after its fence in `on_earlier_deadline`). This
+        // fence orders the count's write before the read of the deadline
+        // below, so either this read sees the insert or the inserter sees
+        // this worker parked: the store-buffering shape again, which the
+        // count's SeqCst read-modify-write alone does not order against a
+        // Relaxed load (`loom-tests/tests/timer_role.rs` finds the lost
+        // wake-up without it).
+        fence(SeqCst);
         if self.timers.next_deadline().is_none() {
             return false;
         }
