@@ -28,19 +28,21 @@
 //! without registering, so `sleep(Duration::ZERO)` is ready at once.
 //!
 //! There is no timer thread. An idle worker sleeps until the nearest
-//! deadline, a busy worker fires due timers between tasks (every few dozen
-//! polls), and a thread waiting in `block_on` fires its executor's due
-//! timers when it wakes.
+//! deadline, a busy worker fires due timers between tasks (every 61 polls,
+//! when it also takes in work from outside), and a thread waiting in
+//! `block_on` fires its executor's due timers when it wakes.
 //!
 //! # When a timer fires
 //!
-//! Never before its deadline. Usually within one wheel tick (65.536 µs)
-//! plus the thread wake-up latency after it; but a worker fires nothing in
-//! the middle of a poll, so while **every** worker of the executor is in a
-//! long poll (a blocking call in a task, a busy loop) its timers may wait
-//! for the first of those polls to return; on a one-worker executor that is
-//! any long poll. Timers due in the same tick are woken in no particular
-//! order.
+//! Never before its deadline. While a worker of the executor is idle,
+//! within one wheel tick (65.536 µs) plus the thread wake-up latency after
+//! it. While **every** worker is busy, at the next check of one of them:
+//! up to 61 polls later, so with polls of 2 ms up to 122 ms late; and a
+//! worker fires nothing in the middle of a poll, so a long poll on every
+//! worker (a blocking call in a task, a busy loop; on a one-worker
+//! executor, any long poll) delays timers until one returns. The woken task
+//! then waits its turn behind the tasks ready before it. Timers due in the
+//! same tick are woken in no particular order.
 //!
 //! A duration too large for an [`Instant`] (such as [`Duration::MAX`])
 //! waits about 30 years instead of overflowing.
