@@ -24,8 +24,9 @@
 //! (see below for shutdown): in a task or a `block_on` of an
 //! [`Executor`](crate::Executor), that executor; anywhere else (a thread of
 //! your own, another runtime) the global executor, which starts on first
-//! use (and panics if it cannot, as [`spawn`](crate::spawn) does). A deadline that has already passed completes on the first poll
-//! without registering, so `sleep(Duration::ZERO)` is ready at once.
+//! use (and panics if it cannot, as [`spawn`](crate::spawn) does). A
+//! deadline that has already passed completes on the first poll without
+//! registering, so `sleep(Duration::ZERO)` is ready at once.
 //!
 //! There is no timer thread. An idle worker sleeps until the nearest
 //! deadline, a busy worker fires due timers between tasks (every 61 polls,
