@@ -169,6 +169,17 @@ fn run_on_worker<F: Future>(worker: &Worker, future: F) -> F::Output {
         if shared.is_shutdown() {
             panic!("fastexec: the executor shut down while a task was blocked in block_on");
         }
-        worker.park();
+        let held_timers = worker.park();
+        // Relaxed: only a hint; the swap at the top of the loop is what
+        // synchronises with the waker.
+        if held_timers && signal.woken.load(Relaxed) {
+            // Woken for the root future, which may now complete and hand
+            // this worker back to the task that called `block_on`, perhaps
+            // for a long poll. The role was given back on waking, and the
+            // other workers may all sleep with no timeout: without a
+            // hand-off no one would fire the pending timers until that poll
+            // returns.
+            shared.hand_off_timer_role();
+        }
     }
 }

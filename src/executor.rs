@@ -16,6 +16,10 @@
 //!    queueing it.
 //!
 //! After that no future of this executor is alive, whoever holds its wakers.
+//! Last, the timer queue is closed and the timers still in it (of timer
+//! futures that live on elsewhere, e.g. a `Sleep` first polled under this
+//! executor and moved out) are woken; each registers again, on its next
+//! poll, with the executor it is polled under then.
 //!
 //! # How a waker finds its executor
 //!
@@ -98,6 +102,17 @@ impl Shared {
     /// Makes worker `index` the timer holder if no one is. The holder parks
     /// with the nearest deadline as its timeout.
     pub(crate) fn try_take_timer_role(&self, index: usize) -> bool {
+        // SeqCst: the caller has just left the unparked count
+        // (`Idle::transition_to_parked`), and an inserter that finds no
+        // holder wakes a parked worker only if it sees that (in
+        // `notify_one`, after its fence in `on_earlier_deadline`). This
+        // fence orders the count's write before the read of the deadline
+        // below, so either this read sees the insert or the inserter sees
+        // this worker parked: the store-buffering shape again, which the
+        // count's SeqCst read-modify-write alone does not order against a
+        // Relaxed load (`loom-tests/tests/timer_role.rs` finds the lost
+        // wake-up without it).
+        fence(SeqCst);
         if self.timers.next_deadline().is_none() {
             return false;
         }
@@ -118,6 +133,17 @@ impl Shared {
         // Release: pairs with the SeqCst CAS of the next holder; nothing the
         // holder wrote needs more.
         self.timer_holder.store(NO_TIMER_HOLDER, Release);
+    }
+
+    /// Called by a worker that gave the timer role back on waking and may
+    /// now stay busy for long (see `block_on.rs`): if timers are pending,
+    /// wakes a sleeping worker, which takes the role when it parks again.
+    /// (If a worker is searching it wakes no one: the searcher either parks,
+    /// taking the role, or finds work and, as the last searcher, wakes one.)
+    pub(crate) fn hand_off_timer_role(&self) {
+        if self.timers.next_deadline().is_some() {
+            self.notify_one();
+        }
     }
 
     /// The timer queue's hook: a new deadline is earlier than all others.
@@ -535,6 +561,10 @@ impl Drop for Executor {
         self.shared.drop_remaining_tasks();
         // From here on, a wake from another thread drops its task at once.
         drop(live::remove(self.shared.id));
+        // Timers still registered belong to futures that outlive the
+        // executor: no one would fire them. Wake them, so that they register
+        // with the executor they are polled under next.
+        self.shared.timers.close();
         // Runs the blocking jobs already queued, then joins the pool.
         self.shared.blocking.shutdown();
     }

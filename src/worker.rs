@@ -444,7 +444,10 @@ impl Worker {
     /// unparks it to re-arm. On waking it hands the role back and fires what
     /// is due, and the next worker to park takes the role. So timers need no
     /// thread of their own, and the role migrates between idle workers.
-    pub(crate) fn park(&self) {
+    ///
+    /// Returns whether this worker held the timer role while it slept (it
+    /// has given it back).
+    pub(crate) fn park(&self) -> bool {
         let idle = self.shared.idle();
         let was_searching = self.searching.replace(false);
         if idle.transition_to_parked(self.index, was_searching) && self.shared.has_visible_work() {
@@ -474,6 +477,7 @@ impl Worker {
             self.shared.release_timer_role();
             self.shared.fire_due_timers();
         }
+        holds_timers
     }
 
     /// How long this worker may sleep; `None` for an unbounded park.
@@ -496,7 +500,9 @@ impl Worker {
         while !self.shared.is_shutdown() {
             match self.next_task() {
                 Some(task) => self.run_task(task),
-                None => self.park(),
+                None => {
+                    self.park();
+                }
             }
         }
     }

@@ -4,9 +4,15 @@
 //! each other. Either the worker reads the new deadline after taking the
 //! role, or the inserter sees the holder and unparks it to re-arm; a holder
 //! that sleeps through the insert is a deadlock, which loom reports.
+//!
+//! A second model adds the worker's way to sleep (`Worker::park`): it leaves
+//! the unparked count, then takes the role only if a deadline is pending,
+//! while an inserter that finds no holder wakes a parked worker through the
+//! idle protocol. Without the fence before that check for a deadline, loom
+//! finds the worker asleep with no timeout and the deadline unseen.
 #![cfg(loom)]
 
-use fastexec::__loom::Parker;
+use fastexec::__loom::{Idle, Parker, Unparker};
 use loom::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering::*};
 use loom::sync::Arc;
 use loom::thread;
@@ -35,7 +41,7 @@ fn take_role_and_read(timers: &Timers, index: usize) -> Option<u64> {
 }
 
 /// An insert that moved the earliest deadline, then `on_earlier_deadline`.
-fn insert_earlier(timers: &Timers, deadline: u64, holder_unparker: &fastexec::__loom::Unparker) {
+fn insert_earlier(timers: &Timers, deadline: u64, holder_unparker: &Unparker) {
     timers.earliest.store(deadline, Relaxed);
     fence(SeqCst);
     if timers.holder.load(SeqCst) != NO_HOLDER {
@@ -68,6 +74,67 @@ fn earlier_deadline_reaches_the_holder() {
             };
         }
         assert_eq!(armed, Some(7));
+        inserter.join().unwrap();
+    });
+}
+
+/// `Shared::try_take_timer_role` as a worker calls it in `Worker::park`,
+/// right after leaving the unparked count: it takes the role only if a
+/// deadline is pending. Returns the deadline to park with, if any.
+fn try_take_role(timers: &Timers, index: usize) -> Option<u64> {
+    // SeqCst: as in `try_take_timer_role`; the fence orders the caller's
+    // `transition_to_parked` before the read of the deadline.
+    fence(SeqCst);
+    if timers.earliest.load(Relaxed) == NO_DEADLINE {
+        return None;
+    }
+    take_role_and_read(timers, index)
+}
+
+/// `on_earlier_deadline` when no one holds the role: the inserter wakes a
+/// parked worker through the idle protocol.
+fn insert_earlier_with_idle(timers: &Timers, deadline: u64, idle: &Idle, unparker: &Unparker) {
+    timers.earliest.store(deadline, Relaxed);
+    fence(SeqCst);
+    let wake = match timers.holder.load(SeqCst) {
+        NO_HOLDER => idle.worker_to_notify().is_some(),
+        _ => true,
+    };
+    if wake {
+        unparker.unpark();
+    }
+}
+
+/// A worker that parks while a deadline is inserted: either its check
+/// for a deadline sees the insert (and it parks as the role holder) or the
+/// inserter sees it parked and wakes it. A worker that parked unbounded
+/// with a deadline pending and no one to fire it is a deadlock.
+#[test]
+fn a_worker_parking_as_a_deadline_arrives_is_not_missed() {
+    loom::model(|| {
+        let timers = Arc::new(Timers {
+            holder: AtomicUsize::new(NO_HOLDER),
+            earliest: AtomicU64::new(NO_DEADLINE),
+        });
+        let idle = Arc::new(Idle::new(1));
+        let parker = Parker::new();
+        let inserter = {
+            let (timers, idle, unparker) = (timers.clone(), idle.clone(), parker.unparker());
+            thread::spawn(move || insert_earlier_with_idle(&timers, 7, &idle, &unparker))
+        };
+        // The worker found no task; it leaves the unparked count, then
+        // looks for a deadline before it sleeps.
+        let mut searching = false;
+        loop {
+            idle.transition_to_parked(0, searching);
+            if let Some(deadline) = try_take_role(&timers, 0) {
+                // A timed park, which loom does not model: armed.
+                assert_eq!(deadline, 7);
+                break;
+            }
+            parker.park();
+            searching = idle.transition_from_parked(0);
+        }
         inserter.join().unwrap();
     });
 }

@@ -10,9 +10,12 @@
 //! * the **timer holder**, one parked worker at a time, which sleeps with
 //!   the nearest deadline as its park timeout and is unparked when an
 //!   earlier deadline is inserted (see `Worker::park`); the role moves to
-//!   whichever worker parks next;
-//! * **busy workers**, which check the nearest deadline every few dozen
-//!   ticks, so timers fire on time even when no worker is idle;
+//!   whichever worker parks next (a holder woken for the future of a
+//!   `block_on` running on it, which may return it to a long poll, wakes a
+//!   sleeper to take the role);
+//! * **busy workers**, which check the nearest deadline every 61 ticks
+//!   (`GLOBAL_INTERVAL`), so timers fire even when no worker is idle, late
+//!   by up to that many polls (the public docs in `time/mod.rs` say so);
 //! * a **`block_on` on a non-worker thread**, which sleeps no longer than
 //!   the nearest deadline and fires what is due when it wakes.
 

@@ -1,10 +1,7 @@
 //! Sleeping, timeouts and intervals.
 //!
-//! Every timer future registers lazily, on its first poll, in the timer
-//! queue of the current executor (see `driver::current_queue`), and a timer
-//! never completes before its deadline: it completes at the deadline or up
-//! to one wheel tick (65.536 µs) plus the wake-up latency after it.
-//! Dropping a timer future cancels its timer and frees its waker.
+//! [`sleep`] and [`sleep_until`] wait, [`timeout`] and [`timeout_at`] bound
+//! another future, [`interval`] and [`interval_at`] tick at a fixed period.
 //!
 //! ```
 //! use std::time::{Duration, Instant};
@@ -19,6 +16,46 @@
 //!     assert!(timeout(Duration::from_millis(5), never).await.is_err());
 //! });
 //! ```
+//!
+//! # Which executor drives a timer
+//!
+//! A timer future registers on its first poll that finds its deadline
+//! still ahead, with the executor it is polled under, and stays with it
+//! (see below for shutdown): in a task or a `block_on` of an
+//! [`Executor`](crate::Executor), that executor; anywhere else (a thread of
+//! your own, another runtime) the global executor, which starts on first
+//! use (and panics if it cannot, as [`spawn`](crate::spawn) does). A
+//! deadline that has already passed completes on the first poll without
+//! registering, so `sleep(Duration::ZERO)` is ready at once.
+//!
+//! There is no timer thread. An idle worker sleeps until the nearest
+//! deadline, a busy worker fires due timers between tasks (every 61 polls,
+//! when it also takes in work from outside), and a thread waiting in
+//! `block_on` fires its executor's due timers when it wakes.
+//!
+//! # When a timer fires
+//!
+//! Never before its deadline. While a worker of the executor is idle,
+//! within one wheel tick (65.536 µs) plus the thread wake-up latency after
+//! it. While **every** worker is busy, at the next check of one of them:
+//! up to 61 polls later, so with polls of 2 ms up to 122 ms late; and a
+//! worker fires nothing in the middle of a poll, so a long poll on every
+//! worker (a blocking call in a task, a busy loop; on a one-worker
+//! executor, any long poll) delays timers until one returns. The woken task
+//! then waits its turn behind the tasks ready before it. Timers due in the
+//! same tick are woken in no particular order.
+//!
+//! A duration too large for an [`Instant`] (such as [`Duration::MAX`])
+//! waits about 30 years instead of overflowing.
+//!
+//! # Dropping and shutdown
+//!
+//! Dropping a timer future cancels its timer and frees its waker at once:
+//! creating and dropping timers leaves nothing behind. Dropping an
+//! executor drops its tasks and the timer futures they own. A timer future
+//! that outlives its executor (polled under it, then moved elsewhere) is
+//! woken as the executor shuts down and registers again, on its next poll,
+//! with the executor it is polled under then, keeping its deadline.
 
 pub(crate) mod driver;
 pub(crate) mod queue;
@@ -107,7 +144,24 @@ impl Sleep {
     }
 
     /// Moves the deadline, earlier or later, as if the sleep had been
-    /// created with `deadline`. The next poll registers the new deadline.
+    /// created with `deadline`, also after it completed (it can then be
+    /// awaited again). The old registration is cancelled at once and the
+    /// next poll registers the new deadline: a task that resets a sleep it
+    /// awaits must poll it again to be woken.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// fastexec::block_on(async {
+    ///     let mut sleep = fastexec::time::sleep(Duration::from_secs(3600));
+    ///     for _ in 0..2 {
+    ///         let soon = Instant::now() + Duration::from_millis(1);
+    ///         sleep.reset(soon);
+    ///         (&mut sleep).await;
+    ///         assert!(Instant::now() >= soon);
+    ///     }
+    /// });
+    /// ```
     pub fn reset(&mut self, deadline: Instant) {
         self.deadline = deadline;
         self.timer.cancel();
@@ -156,10 +210,23 @@ impl Timer {
         let still_pending = self
             .key
             .is_some_and(|key| queue.reset_waker(key, cx.waker()));
-        if !still_pending {
-            // First poll, or the entry fired between the caller's clock
-            // read and now: (re-)insert; a due entry fires at once.
-            self.key = Some(queue.insert(deadline, cx.waker()));
+        if still_pending {
+            return;
+        }
+        // First poll, or the entry fired between the caller's clock read
+        // and now: (re-)insert; a due entry fires at once.
+        self.key = queue.insert(deadline, cx.waker());
+        if self.key.is_none() {
+            // The queue's executor has shut down (it woke this timer as it
+            // closed the queue): move to the executor polled under now.
+            let current = driver::current_queue();
+            self.key = current.insert(deadline, cx.waker());
+            self.queue = Some(current);
+            if self.key.is_none() {
+                // That one is shutting down too, so the future is about to
+                // be dropped; until then, poll again rather than never.
+                cx.waker().wake_by_ref();
+            }
         }
     }
 
@@ -202,7 +269,8 @@ pub struct Elapsed(());
 
 /// Runs `future` for at most `duration`.
 ///
-/// See [`timeout_at`].
+/// See [`timeout_at`]. A `duration` too large for an [`Instant`] allows
+/// about 30 years.
 ///
 /// ```
 /// use std::time::Duration;
@@ -321,6 +389,18 @@ pub fn interval(period: Duration) -> Interval {
 /// # Panics
 ///
 /// If `period` is zero.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// fastexec::block_on(async {
+///     let start = Instant::now() + Duration::from_millis(2);
+///     let period = Duration::from_millis(1);
+///     let mut interval = fastexec::time::interval_at(start, period);
+///     assert_eq!(interval.tick().await, start);
+///     assert!(Instant::now() >= start);
+/// });
+/// ```
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
     assert!(
         !period.is_zero(),
@@ -343,6 +423,9 @@ pub struct Interval {
 impl Interval {
     /// Waits for the next tick and returns the instant it was scheduled for
     /// (which is never after the moment it returns).
+    ///
+    /// Cancel-safe: a `tick` future dropped before it completes (say, the
+    /// losing branch of a `select`) consumes no tick.
     pub async fn tick(&mut self) -> Instant {
         std::future::poll_fn(|cx| self.poll_tick(cx)).await
     }

@@ -74,11 +74,15 @@ impl TimerQueue {
         }
     }
 
-    /// Registers `waker` to be woken once `deadline` has passed.
-    pub(crate) fn insert(&self, deadline: Instant, waker: &Waker) -> TimerKey {
+    /// Registers `waker` to be woken once `deadline` has passed; `None` if
+    /// the queue is [closed](Self::close), as no one would fire it.
+    pub(crate) fn insert(&self, deadline: Instant, waker: &Waker) -> Option<TimerKey> {
         let nanos = self.nanos_since_epoch(deadline);
         let (key, moved_earlier) = {
             let mut timers = lock(&self.timers);
+            if timers.closed {
+                return None;
+            }
             let key = timers.insert(nanos, waker.clone());
             let moved_earlier = self.publish_earliest(&timers);
             (key, moved_earlier)
@@ -86,7 +90,23 @@ impl TimerQueue {
         if moved_earlier {
             (self.on_earlier)();
         }
-        key
+        Some(key)
+    }
+
+    /// Refuses further inserts and wakes every pending timer, early: the
+    /// executor that fired them has shut down. A woken timer future finds
+    /// its entry gone and registers again, in the queue of the executor it
+    /// is polled under then (`Timer::register`).
+    pub(crate) fn close(&self) {
+        let wakers: Vec<Waker> = {
+            let mut timers = lock(&self.timers);
+            timers.closed = true;
+            let wakers = timers.take_all();
+            self.publish_earliest(&timers);
+            wakers
+        };
+        // Not under the lock: a wake may run arbitrary code.
+        wakers.into_iter().for_each(Waker::wake);
     }
 
     /// Replaces the waker of a pending timer; returns false if the timer is
@@ -221,6 +241,8 @@ struct Timers {
     /// has fired or sits in the expired list.
     elapsed: u64,
     next_generation: u64,
+    /// Set by `TimerQueue::close`: no more inserts.
+    closed: bool,
 }
 
 impl Default for Timers {
@@ -231,6 +253,7 @@ impl Default for Timers {
             occupied: [0; LEVELS],
             elapsed: 0,
             next_generation: 0,
+            closed: false,
         }
     }
 }
@@ -268,6 +291,13 @@ impl Timers {
         self.get_mut(key)?;
         self.unlink(key.index);
         Some(self.entries.remove(key.index).waker)
+    }
+
+    /// Removes every timer, due or not, and returns their wakers.
+    fn take_all(&mut self) -> Vec<Waker> {
+        self.heads = [NIL; LISTS];
+        self.occupied = [0; LEVELS];
+        self.entries.drain().map(|entry| entry.waker).collect()
     }
 
     /// Moves up to `limit` wakers of timers due at `now_nanos` into `out`;
@@ -533,7 +563,9 @@ mod tests {
     fn cancel_frees_the_entry_and_the_waker_and_is_idempotent() {
         let queue = quiet_queue();
         let (counter, waker) = counting_waker();
-        let key = queue.insert(queue.epoch + Duration::from_millis(5), &waker);
+        let key = queue
+            .insert(queue.epoch + Duration::from_millis(5), &waker)
+            .unwrap();
         drop(waker);
         assert_eq!(Arc::strong_count(&counter), 2);
 
@@ -550,7 +582,7 @@ mod tests {
     fn a_stale_key_does_not_touch_the_timer_that_reused_its_slot() {
         let queue = quiet_queue();
         let (_, first) = counting_waker();
-        let stale = queue.insert(queue.epoch, &first);
+        let stale = queue.insert(queue.epoch, &first).unwrap();
         queue.fire_expired(queue.epoch);
         let (counter, second) = counting_waker();
         queue.insert(queue.epoch + Duration::from_millis(1), &second);
@@ -567,7 +599,9 @@ mod tests {
         let queue = quiet_queue();
         let (old_counter, old) = counting_waker();
         let (new_counter, new) = counting_waker();
-        let key = queue.insert(queue.epoch + Duration::from_millis(1), &old);
+        let key = queue
+            .insert(queue.epoch + Duration::from_millis(1), &old)
+            .unwrap();
         assert!(queue.reset_waker(key, &new));
         queue.fire_expired(queue.epoch + Duration::from_millis(1) + TICK);
         assert_eq!((old_counter.wakes(), new_counter.wakes()), (0, 1));
@@ -579,8 +613,8 @@ mod tests {
         let waker = futures::task::noop_waker();
         let later = queue.epoch + Duration::from_secs(2);
         let sooner = queue.epoch + Duration::from_secs(1);
-        let late_key = queue.insert(later, &waker);
-        let soon_key = queue.insert(sooner, &waker);
+        let late_key = queue.insert(later, &waker).unwrap();
+        let soon_key = queue.insert(sooner, &waker).unwrap();
         // A wheel reports the start of the earliest occupied slot: never
         // later than the earliest deadline (plus the rounding tick).
         let reported = queue.next_deadline().expect("two timers pending");
@@ -621,6 +655,24 @@ mod tests {
     }
 
     #[test]
+    fn close_wakes_every_pending_timer_and_refuses_inserts() {
+        let queue = quiet_queue();
+        let (counter, waker) = counting_waker();
+        let key = queue
+            .insert(queue.epoch + Duration::from_secs(60), &waker)
+            .unwrap();
+        queue.insert(queue.epoch, &waker).unwrap();
+
+        queue.close();
+        assert_eq!(counter.wakes(), 2, "due or not, each is woken once");
+        assert_eq!(queue.len(), 0);
+        assert_eq!(queue.next_deadline(), None);
+        assert!(!queue.reset_waker(key, &waker), "its entry is gone");
+        assert!(queue.insert(queue.epoch, &waker).is_none());
+        assert_eq!(queue.fire_expired(queue.epoch + Duration::from_secs(61)), 0);
+    }
+
+    #[test]
     fn fires_more_than_one_batch_in_one_call() {
         let queue = quiet_queue();
         let (counter, waker) = counting_waker();
@@ -641,7 +693,7 @@ mod tests {
                 // Spread over ~17 minutes of virtual time so every level is used.
                 let nanos = pseudo_random(&mut seed) % (1 << 40);
                 let deadline = queue.epoch + Duration::from_nanos(nanos);
-                let key = queue.insert(deadline, &waker);
+                let key = queue.insert(deadline, &waker).unwrap();
                 (deadline, key, counter)
             })
             .collect();
@@ -694,7 +746,10 @@ mod tests {
         let per_timer = |elapsed: Duration| elapsed.as_nanos() as f64 / TIMERS as f64;
 
         let started = Instant::now();
-        let keys: Vec<TimerKey> = deadlines.iter().map(|&d| queue.insert(d, &waker)).collect();
+        let keys: Vec<TimerKey> = deadlines
+            .iter()
+            .map(|&d| queue.insert(d, &waker).unwrap())
+            .collect();
         let insert = per_timer(started.elapsed());
 
         let started = Instant::now();
