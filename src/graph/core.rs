@@ -1392,8 +1392,9 @@ impl<T> Core<T> {
     /// What [`RunHandle::pause`](super::RunHandle::pause) on running node
     /// `i` returns once its request settled with `outcome`: paused, or
     /// withdrawn by a resume (`Ok`); cancelled by the pause timeout
-    /// ([`GraphError::PauseTimedOut`]); or ended otherwise before a
-    /// checkpoint (`Ok`: nothing is left to wait for).
+    /// ([`GraphError::PauseTimedOut`]); or ended otherwise (completed,
+    /// failed, cancelled) before a checkpoint ([`GraphError::TaskEnded`], as
+    /// for a task that had ended before the pause).
     pub(crate) fn pause_result(
         &self,
         i: u32,
@@ -1408,6 +1409,7 @@ impl<T> Core<T> {
                         timeout: *timeout,
                     })
                 }
+                _ if self.node(i).state.is_terminal() => Err(self.ended(i)),
                 _ => Ok(()),
             },
         }

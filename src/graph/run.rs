@@ -1049,13 +1049,13 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// from applying or the pause from being recorded.
     ///
     /// Returns `Ok` once the task is paused, or if a
-    /// [`resume`](Self::resume) withdrew the request first (or it ended
-    /// first, not timed out).
+    /// [`resume`](Self::resume) withdrew the request first.
     ///
     /// # Errors
     ///
     /// [`GraphError::UnknownTask`]; [`GraphError::TaskEnded`] if the task
-    /// has reached a terminal state; [`GraphError::PauseTimedOut`] as
+    /// has reached a terminal state, also if it reaches one (completed,
+    /// failed, cancelled) before the checkpoint; [`GraphError::PauseTimedOut`] as
     /// above; [`GraphError::PauseUnsettled`] if the task waiting for the
     /// checkpoint ended before it could tell (its executor shut down, or a
     /// task group it joined with the caller was cancelled).
