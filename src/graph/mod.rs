@@ -168,6 +168,22 @@
 //! A runner yields to the executor every 128 tasks so that other work on its
 //! worker gets a turn. The report of a finished run is built when first read.
 //!
+//! # Task groups
+//!
+//! The run's runners, and the tasks that carry on an attempt that went
+//! asynchronous or waits to retry, are spawned with [`spawn`](crate::spawn)
+//! from whichever task calls into the run and wakes them: the one that
+//! starts it, a runner, and also a task that calls [`RunHandle::resume`],
+//! [`RunHandle::cancel`], [`RunHandle::add_task`] or
+//! [`RunHandle::add_batch`]. Like any spawn, they join that task's
+//! [`TaskGroup`](crate::TaskGroup)s. Cancelling such a group ends them, and
+//! a task one of them had taken stays running for good: the run never
+//! finishes. So steer a run from tasks outside any group that may be
+//! cancelled while the run lives (the test `graph_group_steering`, ignored,
+//! shows it). Spawning outside the caller's groups would need an executor
+//! API the graph layer does not have. The pause timeout is the exception:
+//! it is a timer, not a task (see [`RunHandle::pause`]).
+//!
 //! The graph layer is written against fastexec's public API only (`spawn`,
 //! `JoinHandle`, `block_on`, `current_threads`), so it holds no unsafe code.
 #![forbid(unsafe_code)]
