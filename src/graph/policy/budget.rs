@@ -240,13 +240,8 @@ pub(crate) struct Budget {
     ram: Limit,
     vram: Limit,
     custom: Vec<Limit>,
-    /// Tasks holding a demand.
-    running: usize,
 }
 
-// Wired into the run core on the `graph` branch; until then only the tests
-// use some of it.
-#[cfg_attr(not(test), allow(dead_code))]
 impl Budget {
     pub(crate) fn new(config: &SchedulerConfig) -> Budget {
         let custom = config
@@ -262,7 +257,6 @@ impl Budget {
             ram: Limit::new(Resource::Ram, config.ram_soft_cap(), false),
             vram: Limit::new(Resource::Vram, config.vram_soft_cap(), false),
             custom,
-            running: 0,
         }
     }
 
@@ -350,7 +344,6 @@ impl Budget {
             let limit = self.limit_mut(i);
             limit.in_use = limit.in_use.saturating_add(amount);
         }
-        self.running += 1;
         Ok(())
     }
 
@@ -361,16 +354,11 @@ impl Budget {
             let limit = self.limit_mut(i);
             limit.in_use = limit.in_use.saturating_sub(amount);
         }
-        self.running = self.running.saturating_sub(1);
-    }
-
-    /// How many tasks hold a demand.
-    pub(crate) fn running(&self) -> usize {
-        self.running
     }
 
     /// How much of `resource` running tasks hold (0 for an undeclared one).
-    pub(crate) fn in_use(&self, resource: &Resource) -> u64 {
+    #[cfg(test)]
+    fn in_use(&self, resource: &Resource) -> u64 {
         match resource {
             Resource::Cpu => self.cpu.in_use,
             Resource::Ram => self.ram.in_use,
@@ -456,7 +444,7 @@ mod tests {
         // Over the soft cap, but nothing runs: it may run, alone.
         assert!(budget.check_submission(&id("big"), &big).is_ok());
         budget.try_acquire(&big).unwrap();
-        assert_eq!(budget.running(), 1);
+        assert_eq!(budget.in_use(&Resource::Ram), 150);
         let err = budget.try_acquire(&small).unwrap_err();
         assert_eq!(err.resource, Resource::Ram);
         assert_eq!((err.demand, err.in_use, err.cap), (10, 150, 100));
@@ -525,7 +513,7 @@ mod tests {
         let one = Demand::new().resource("slots", 1);
         budget.try_acquire(&one).unwrap();
         budget.release(&one);
-        assert_eq!(budget.running(), 0);
+        assert_eq!(budget.in_use(&Resource::Custom("slots".into())), 0);
         budget.try_acquire(&one).unwrap();
         assert!(budget.try_acquire(&one).is_err());
     }

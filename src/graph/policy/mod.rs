@@ -75,8 +75,6 @@ mod pause;
 mod ready;
 mod why;
 
-// The run core (branch `graph`) uses it once it merges this branch.
-#[allow(unused_imports)]
 pub(crate) use budget::Budget;
 pub use budget::{BudgetFull, Demand, Resource};
 pub use config::{CustomResource, ResourceKind, SchedulerConfig};
