@@ -489,7 +489,14 @@ fn a_pause_while_a_sync_body_runs_lets_it_complete_within_the_pause_timeout() {
         assert!(futures::poll!(pause.as_mut()).is_pending());
         assert_eq!(run.state("slow"), Some(TaskState::Running));
         release.open();
-        pause.await.expect("completing answers the pause request");
+        // Completing answers the pause request: the task ended unpaused.
+        assert!(matches!(
+            pause.await,
+            Err(GraphError::TaskEnded {
+                state: TaskState::Completed,
+                ..
+            })
+        ));
         run.wait_all().await
     });
     assert!(report.is_success(), "{report}");

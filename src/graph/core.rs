@@ -1353,26 +1353,65 @@ impl<T> Core<T> {
         }
     }
 
-    /// How a pause request on running node `i` ended (see [`Core::pause`]):
-    /// paused at a checkpoint, or cancelled ([`CancelReason::PauseTimedOut`],
-    /// told apart from the task's own timeout) because no checkpoint came
-    /// in time.
-    pub(crate) fn pause_settled(
+    /// The body of running node `i` reached a checkpoint: if a pause is
+    /// requested, it pauses, and the task is recorded as paused in the
+    /// same step, under the lock (so no watcher is needed to record it, and
+    /// no resume can come in between). Returns the control to wait on.
+    pub(crate) fn checkpoint(&mut self, i: u32) -> Option<PauseControl> {
+        let control = self.control(i)?;
+        if control.pause_if_requested() && self.node(i).state == TaskState::Running {
+            // It keeps `holds_budget` while paused (see `RunHandle::pause`).
+            let node = self.node_mut(i);
+            node.state = TaskState::Paused;
+            node.paused_from = Some(PausedFrom::Running);
+        }
+        Some(control)
+    }
+
+    /// The pause timeout of request number `request` on node `i` (see
+    /// [`PauseControl::requests`]) has passed: if that request is still
+    /// waiting for a checkpoint, the task is cancelled
+    /// ([`CancelReason::PauseTimedOut`], told apart from the task's own
+    /// timeout), under the lock, so a task is never both paused and
+    /// timed out.
+    pub(crate) fn pause_timed_out(
         &mut self,
         i: u32,
-        outcome: Result<(), PauseError>,
+        request: u64,
+        timeout: Duration,
         now: Instant,
     ) -> Effects {
-        match outcome {
-            Ok(()) if self.node(i).state == TaskState::Running => {
-                // It keeps `holds_budget` while paused (see `RunHandle::pause`).
-                let node = self.node_mut(i);
-                node.state = TaskState::Paused;
-                node.paused_from = Some(PausedFrom::Running);
-                Effects::default()
+        match self.control(i) {
+            Some(control) if control.time_out(request) => {
+                self.cancel(i, CancelReason::PauseTimedOut(timeout), now)
             }
-            Err(PauseError::TimedOut(d)) => self.cancel(i, CancelReason::PauseTimedOut(d), now),
             _ => Effects::default(),
+        }
+    }
+
+    /// What [`RunHandle::pause`](super::RunHandle::pause) on running node
+    /// `i` returns once its request settled with `outcome`: paused, or
+    /// withdrawn by a resume (`Ok`); cancelled by the pause timeout
+    /// ([`GraphError::PauseTimedOut`]); or ended otherwise (completed,
+    /// failed, cancelled) before a checkpoint ([`GraphError::TaskEnded`], as
+    /// for a task that had ended before the pause).
+    pub(crate) fn pause_result(
+        &self,
+        i: u32,
+        outcome: Result<(), PauseError>,
+    ) -> Result<(), GraphError> {
+        match outcome {
+            Ok(()) | Err(PauseError::NotPaused) => Ok(()),
+            Err(_) => match self.cold(i).error() {
+                Some(TaskError::Cancelled(CancelReason::PauseTimedOut(timeout))) => {
+                    Err(GraphError::PauseTimedOut {
+                        id: self.id(i).clone(),
+                        timeout: *timeout,
+                    })
+                }
+                _ if self.node(i).state.is_terminal() => Err(self.ended(i)),
+                _ => Ok(()),
+            },
         }
     }
 

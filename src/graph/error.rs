@@ -185,11 +185,12 @@ pub enum GraphError {
     /// how the pause went: it was dropped (its executor shut down, or a
     /// [`TaskGroup`](crate::TaskGroup) it joined with the caller was
     /// cancelled), or it panicked. The
-    /// pause request may still be pending: the task pauses at its next
-    /// checkpoint, but nothing applies the pause timeout or records it as
-    /// paused; [`resume`](super::RunHandle::resume) withdraws the request,
-    /// [`cancel`](super::RunHandle::cancel) ends the task. Its source is
-    /// the watcher's [`JoinError`].
+    /// pause request may still be pending: the task pauses (and is recorded
+    /// as paused) at its next checkpoint, and the pause timeout still
+    /// applies (it is a timer, not a task), unless the executor `pause` was
+    /// called on shut down; [`resume`](super::RunHandle::resume) withdraws
+    /// the request, [`cancel`](super::RunHandle::cancel) ends the task. Its
+    /// source is the watcher's [`JoinError`].
     PauseUnsettled {
         /// The task.
         id: TaskId,

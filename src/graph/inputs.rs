@@ -211,8 +211,9 @@ impl<T: Send + Sync + 'static> Inputs<T> {
     /// assert_eq!(g.run_blocking().output("sum"), Some(&4950));
     /// ```
     pub async fn checkpoint(&self) -> Result<(), Cancelled> {
-        // One lock when no pause was ever requested for this task.
-        let control = self.run.shared.lock().control(self.node);
+        // One lock when no pause was ever requested for this task. A
+        // requested pause is taken, and recorded in the run, under it.
+        let control = self.run.shared.lock().checkpoint(self.node);
         match control {
             Some(control) => control.checkpoint().await,
             None => Ok(()),

@@ -70,6 +70,53 @@
 //! assert_eq!(g.run_blocking().output("total"), Some(&6));
 //! ```
 //!
+//! # Scheduling policies
+//!
+//! Which ready task runs next, and how many run together, is set per graph
+//! by a [`SchedulerConfig`] ([`Graph::with_config`], or [`Graph::from_env`]
+//! for the `FASTEXEC_*` variables; [`Graph::new`] has no caps and every
+//! task at priority 0):
+//!
+//! * **Priorities with aging** ([`Task::priority`],
+//!   [`SchedulerConfig::with_aging`]): the highest
+//!   `priority + floor(wait / interval) * boost` goes first, ties to the
+//!   task ready first, then the smaller id, so a low-priority task is not
+//!   starved by a stream of higher ones.
+//! * **Budgets** ([`Task::demand`], [`Demand`]): CPU slots are a hard cap
+//!   (a task demanding more than the cap is refused when added,
+//!   [`GraphError::ExceedsCap`], naming the task and the resource); RAM and
+//!   VRAM are soft caps that one bigger task may exceed while no running
+//!   task holds any of that resource; named custom resources are either.
+//!   A task holds its demand until it ends, however it ends.
+//! * **Pause, resume, cancel** ([`RunHandle::pause`]): a pending or ready
+//!   task pauses at once, a running one at its next
+//!   [`Inputs::checkpoint`], or is cancelled if none comes within the
+//!   pause timeout.
+//! * **Why is it not running?** ([`RunHandle::why`], [`Blocked`]).
+//!
+//! ```
+//! use fastexec::graph::{Demand, Graph, GraphError, ResourceKind, SchedulerConfig, Task};
+//!
+//! let config = SchedulerConfig::new()
+//!     .with_cpu_slots(2)
+//!     .with_resource("gpu", 1, ResourceKind::Hard);
+//! let mut g = Graph::<u32>::with_config(config);
+//! let gpu = || Demand::new().resource("gpu", 1);
+//! g.add(Task::new("train", |_| async { Ok(1) }).priority(5).demand(gpu().cpu_slots(2)))
+//!     .unwrap();
+//! g.add(Task::new("eval", |_| async { Ok(2) }).after(["train"]).demand(gpu()))
+//!     .unwrap();
+//! g.add(Task::new("report", |_| async { Ok(3) })).unwrap();
+//! // A task that could never run is refused when added, not left waiting.
+//! let err = g.add(Task::new("huge", |_| async { Ok(4) }).cpu(3)).unwrap_err();
+//! assert!(matches!(err, GraphError::ExceedsCap { .. }));
+//! assert_eq!(err.to_string(), "task `huge` demands 3 cpu slots, more than the cap of 2");
+//! let report = g.run_blocking();
+//! assert!(report.is_success());
+//! // "train" (priority 5) ran first; "report" waited for its two slots.
+//! assert_eq!(report.attempts()[0].task.as_str(), "train");
+//! ```
+//!
 //! # Job files
 //!
 //! The model is plain data plus a body, so a job file of the distributed
@@ -167,6 +214,22 @@
 //! cost few transfers between the cores.
 //! A runner yields to the executor every 128 tasks so that other work on its
 //! worker gets a turn. The report of a finished run is built when first read.
+//!
+//! # Task groups
+//!
+//! The run's runners, and the tasks that carry on an attempt that went
+//! asynchronous or waits to retry, are spawned with [`spawn`](crate::spawn)
+//! from whichever task calls into the run and wakes them: the one that
+//! starts it, a runner, and also a task that calls [`RunHandle::resume`],
+//! [`RunHandle::cancel`], [`RunHandle::add_task`] or
+//! [`RunHandle::add_batch`]. Like any spawn, they join that task's
+//! [`TaskGroup`](crate::TaskGroup)s. Cancelling such a group ends them, and
+//! a task one of them had taken stays running for good: the run never
+//! finishes. So steer a run from tasks outside any group that may be
+//! cancelled while the run lives (the test `graph_group_steering`, ignored,
+//! shows it). Spawning outside the caller's groups would need an executor
+//! API the graph layer does not have. The pause timeout is the exception:
+//! it is a timer, not a task (see [`RunHandle::pause`]).
 //!
 //! The graph layer is written against fastexec's public API only (`spawn`,
 //! `JoinHandle`, `block_on`, `current_threads`), so it holds no unsafe code.

@@ -17,7 +17,7 @@ use super::core::{is_unit, AttemptStart, Core, Effects, Retry, MAX_BATCH};
 use super::task::{Body, BodyFuture, TaskBody};
 use super::TaskState;
 use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError};
-use super::{Blocked, PauseError, SchedulerConfig};
+use super::{Blocked, SchedulerConfig};
 use crate::time::Sleep;
 
 /// A task graph under construction: add tasks, validate, then run.
@@ -385,6 +385,88 @@ impl<T: Send + Sync + 'static> Shared<T> {
         if let Some(mut handle) = cancelled {
             handle.abort();
         }
+    }
+}
+
+/// The pause timeout of one pause request of [`RunHandle::pause`]: a
+/// [`Sleep`] polled with this timer's own waker, not by a task. It waits in
+/// the timer queue of the executor the pause was called on and, when due,
+/// cancels the task if that request is still waiting for its checkpoint
+/// (see [`Core::pause_timed_out`]), on the thread that fires the timer. No
+/// task group holds it, so cancelling one the caller of `pause` is in (which
+/// ends the caller, and a watcher spawned from it) does not stop the timeout
+/// from applying; neither does dropping the `pause` future.
+///
+/// The queue's entry holds the timer (through its waker) until it fires or
+/// `pause` settles first and disarms it; it holds the run only weakly. If
+/// that executor shuts down first, the timeout does not apply.
+struct PauseTimer<T> {
+    shared: std::sync::Weak<Shared<T>>,
+    node: u32,
+    request: u64,
+    timeout: Duration,
+    sleep: Mutex<Option<Sleep>>,
+}
+
+impl<T: Send + Sync + 'static> PauseTimer<T> {
+    /// Starts the timeout of request `request` on node `i`; `None` when
+    /// `timeout` is too long for an `Instant` (no limit).
+    fn start(
+        shared: &Arc<Shared<T>>,
+        node: u32,
+        request: u64,
+        timeout: Duration,
+    ) -> Option<std::sync::Weak<Self>> {
+        let deadline = Instant::now().checked_add(timeout)?;
+        let timer = Arc::new(PauseTimer {
+            shared: Arc::downgrade(shared),
+            node,
+            request,
+            timeout,
+            sleep: Mutex::new(Some(crate::time::sleep_until(deadline))),
+        });
+        let weak = Arc::downgrade(&timer);
+        timer.poll();
+        Some(weak)
+    }
+
+    /// Polls the sleep (registering this timer's waker); fires if it is due.
+    fn poll(self: &Arc<Self>) {
+        let waker = std::task::Waker::from(Arc::clone(self));
+        let mut slot = self.sleep.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(sleep) = slot.as_mut() else {
+            return; // fired or disarmed
+        };
+        if Pin::new(sleep)
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending()
+        {
+            return;
+        }
+        *slot = None;
+        drop(slot);
+        if let Some(shared) = self.shared.upgrade() {
+            let now = Instant::now();
+            let fx = shared
+                .lock()
+                .pause_timed_out(self.node, self.request, self.timeout, now);
+            shared.apply(fx);
+        }
+    }
+
+    /// The pause settled first: drops the sleep, which takes the timer out
+    /// of the queue.
+    fn disarm(timer: &Option<std::sync::Weak<Self>>) {
+        if let Some(timer) = timer.as_ref().and_then(std::sync::Weak::upgrade) {
+            let sleep = timer.sleep.lock().unwrap_or_else(|e| e.into_inner()).take();
+            drop(sleep);
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static> std::task::Wake for PauseTimer<T> {
+    fn wake(self: Arc<Self>) {
+        self.poll();
     }
 }
 
@@ -960,13 +1042,20 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// resuming it never has to wait for capacity. To free the capacity,
     /// cancel it instead.
     ///
-    /// The wait for the checkpoint runs in a task of its own, so dropping
-    /// the returned future does not stop the timeout from applying.
+    /// The timeout is a timer of the executor this is called on, not a
+    /// task, and the checkpoint itself records the task as paused: neither
+    /// dropping the returned future nor cancelling a
+    /// [`TaskGroup`](crate::TaskGroup) the caller is in stops the timeout
+    /// from applying or the pause from being recorded.
+    ///
+    /// Returns `Ok` once the task is paused, or if a
+    /// [`resume`](Self::resume) withdrew the request first.
     ///
     /// # Errors
     ///
     /// [`GraphError::UnknownTask`]; [`GraphError::TaskEnded`] if the task
-    /// has reached a terminal state; [`GraphError::PauseTimedOut`] as
+    /// has reached a terminal state, also if it reaches one (completed,
+    /// failed, cancelled) before the checkpoint; [`GraphError::PauseTimedOut`] as
     /// above; [`GraphError::PauseUnsettled`] if the task waiting for the
     /// checkpoint ended before it could tell (its executor shut down, or a
     /// task group it joined with the caller was cancelled).
@@ -1000,31 +1089,28 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// });
     /// ```
     pub async fn pause(&self, id: &str) -> Result<(), GraphError> {
-        let (i, control) = {
+        let (i, control, request, timeout) = {
             let mut core = self.shared.lock();
             let i = core.lookup(id)?;
-            (i, core.pause(i)?)
+            let Some(control) = core.pause(i)? else {
+                return Ok(());
+            };
+            let request = control.requests();
+            (i, control, request, core.pause_timeout)
         };
-        let Some(control) = control else {
-            return Ok(());
-        };
+        // The timeout first: it applies whatever becomes of this future.
+        let timer = PauseTimer::start(&self.shared, i, request, timeout);
         let shared = Arc::clone(&self.shared);
-        let timeout = shared.lock().pause_timeout;
         let watch = crate::spawn(async move {
-            let outcome = control.acknowledged(timeout).await;
-            let fx = shared.lock().pause_settled(i, outcome, Instant::now());
-            shared.apply(fx);
-            outcome
+            // No deadline here: the timer applies it (and records the
+            // cancel); the checkpoint records the pause.
+            let outcome = control.acknowledged(Duration::MAX).await;
+            shared.lock().pause_result(i, outcome)
         });
-        match watch.await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(PauseError::TimedOut(timeout))) => Err(GraphError::PauseTimedOut {
-                id: id.into(),
-                timeout,
-            }),
-            // Resumed or cancelled before it paused: nothing is left to
-            // wait for.
-            Ok(Err(PauseError::NotPaused | PauseError::Cancelled)) => Ok(()),
+        let result = watch.await;
+        PauseTimer::disarm(&timer);
+        match result {
+            Ok(result) => result,
             // The watcher did not finish: it was dropped (its executor
             // shut down, or a task group it joined was cancelled), or it
             // panicked (a bug). Whether the task paused is unknown.

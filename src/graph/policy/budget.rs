@@ -4,11 +4,21 @@
 //! CPU slots are a hard cap: a task demanding more than the cap could never
 //! run, so it is refused at submission ([`Budget::check_submission`]), and
 //! running tasks never hold more than the cap. RAM and VRAM are soft caps:
-//! normally `in use + demand <= cap`, but when nothing is running one task
-//! may exceed them (the escape rule), so a task bigger than the soft cap
-//! still runs, alone. Custom named resources are hard or soft, each with its
-//! cap. A task that demands none of a resource (0) is never held back by
-//! it, even while an escaped task holds more than the cap.
+//! normally `in use + demand <= cap`, but when no running task holds any of
+//! the resource one task may exceed its cap (the escape rule), so a task
+//! bigger than the soft cap still runs, alone as far as that resource goes.
+//! Custom named resources are hard or soft, each with its cap. A task that
+//! demands none of a resource (0) is never held back by it, even while an
+//! escaped task holds more than the cap; and, the other way round, it does
+//! not hold back an escape either.
+//!
+//! The escape looks at the resource, not at whether anything runs (seed
+//! 002 says "when no tasks are running"): a running task that holds none
+//! of the resource, such as a parent with no demand waiting for a subflow
+//! (which is what `ready.rs` advises), would otherwise keep an oversized
+//! child of its waiting forever, and whether an oversized task may start
+//! next to a task that needs none of the resource would depend on which of
+//! the two started first.
 //!
 //! A running task holds its demand until it ends, even while it waits for
 //! other tasks of its graph; the ready set (`ready.rs`, "Resource fit,
@@ -196,11 +206,12 @@ impl Limit {
         }
     }
 
-    /// Whether `demand` may be taken now; `idle`: nothing is running.
-    fn admit(&self, demand: u64, idle: bool) -> Result<(), BudgetFull> {
+    /// Whether `demand` may be taken now: within the cap, or, for a soft
+    /// cap, by the escape rule while no running task holds any of it.
+    fn admit(&self, demand: u64) -> Result<(), BudgetFull> {
         let Some(cap) = self.cap else { return Ok(()) };
         let fits = demand == 0 || self.in_use.saturating_add(demand) <= cap;
-        if fits || (idle && !self.hard) {
+        if fits || (self.in_use == 0 && !self.hard) {
             return Ok(());
         }
         Err(BudgetFull {
@@ -229,13 +240,8 @@ pub(crate) struct Budget {
     ram: Limit,
     vram: Limit,
     custom: Vec<Limit>,
-    /// Tasks holding a demand.
-    running: usize,
 }
 
-// Wired into the run core on the `graph` branch; until then only the tests
-// use some of it.
-#[cfg_attr(not(test), allow(dead_code))]
 impl Budget {
     pub(crate) fn new(config: &SchedulerConfig) -> Budget {
         let custom = config
@@ -251,7 +257,6 @@ impl Budget {
             ram: Limit::new(Resource::Ram, config.ram_soft_cap(), false),
             vram: Limit::new(Resource::Vram, config.vram_soft_cap(), false),
             custom,
-            running: 0,
         }
     }
 
@@ -327,9 +332,8 @@ impl Budget {
 
     /// Whether `demand` could be acquired now (nothing changes).
     pub(crate) fn check(&self, demand: &Demand) -> Result<(), BudgetFull> {
-        let idle = self.running == 0;
         self.needs(demand)
-            .try_for_each(|(i, amount)| self.limit(i).admit(amount, idle))
+            .try_for_each(|(i, amount)| self.limit(i).admit(amount))
     }
 
     /// Takes `demand` if it fits (see the module docs for the escape rule).
@@ -340,7 +344,6 @@ impl Budget {
             let limit = self.limit_mut(i);
             limit.in_use = limit.in_use.saturating_add(amount);
         }
-        self.running += 1;
         Ok(())
     }
 
@@ -351,16 +354,11 @@ impl Budget {
             let limit = self.limit_mut(i);
             limit.in_use = limit.in_use.saturating_sub(amount);
         }
-        self.running = self.running.saturating_sub(1);
-    }
-
-    /// How many tasks hold a demand.
-    pub(crate) fn running(&self) -> usize {
-        self.running
     }
 
     /// How much of `resource` running tasks hold (0 for an undeclared one).
-    pub(crate) fn in_use(&self, resource: &Resource) -> u64 {
+    #[cfg(test)]
+    fn in_use(&self, resource: &Resource) -> u64 {
         match resource {
             Resource::Cpu => self.cpu.in_use,
             Resource::Ram => self.ram.in_use,
@@ -446,7 +444,7 @@ mod tests {
         // Over the soft cap, but nothing runs: it may run, alone.
         assert!(budget.check_submission(&id("big"), &big).is_ok());
         budget.try_acquire(&big).unwrap();
-        assert_eq!(budget.running(), 1);
+        assert_eq!(budget.in_use(&Resource::Ram), 150);
         let err = budget.try_acquire(&small).unwrap_err();
         assert_eq!(err.resource, Resource::Ram);
         assert_eq!((err.demand, err.in_use, err.cap), (10, 150, 100));
@@ -515,7 +513,7 @@ mod tests {
         let one = Demand::new().resource("slots", 1);
         budget.try_acquire(&one).unwrap();
         budget.release(&one);
-        assert_eq!(budget.running(), 0);
+        assert_eq!(budget.in_use(&Resource::Custom("slots".into())), 0);
         budget.try_acquire(&one).unwrap();
         assert!(budget.try_acquire(&one).is_err());
     }

@@ -15,14 +15,15 @@ const PAUSE_TIMEOUT_ENV: &str = "FASTEXEC_PAUSE_TIMEOUT_MS";
 
 const MIB: u64 = 1024 * 1024;
 
-/// Whether a custom resource's cap may be exceeded by one task when nothing
-/// runs (soft) or never (hard).
+/// Whether a custom resource's cap may be exceeded by one task when no
+/// running task holds any of it (soft) or never (hard).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ResourceKind {
     /// Never exceeded; a task demanding more than the cap is refused at
     /// submission.
     Hard,
-    /// Exceeded by at most one task, and only while nothing else runs.
+    /// Exceeded by at most one task, and only while no other running task
+    /// holds any of it.
     Soft,
 }
 

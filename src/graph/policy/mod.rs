@@ -35,13 +35,17 @@
 //! * **Pause**: `Pending` -> mark paused with `PausedFrom::Pending`;
 //!   `Ready` -> `ready.remove(node)`, keep its `ready_since`, mark
 //!   `PausedFrom::Ready`; `Running` -> `control.request_pause()` on the
-//!   task's [`PauseControl`] (one per running task, the body reaches it to
-//!   call `checkpoint().await`) and, outside the lock, await
-//!   `control.acknowledged(config.pause_timeout())`:
-//!   `Ok` -> paused from `Running`; `Err(PauseError::TimedOut(d))` -> the
-//!   control is already cancelled; abort the driver and record the task as
+//!   task's [`PauseControl`] (one per running task, the body reaches it
+//!   through `Inputs::checkpoint`, which takes the pause and records the
+//!   task as paused from `Running` under the lock). The pause timeout is a
+//!   timer outside any task (`PauseTimer` in `run.rs`, so no task group of
+//!   the caller can cancel it): when due, under the lock,
+//!   `control.time_out(request)` cancels the control if that request still
+//!   waits, and the core aborts the driver and records the task as
 //!   cancelled (`TaskError::Cancelled(CancelReason::PauseTimedOut(d))`,
 //!   not the task's own `TaskError::TimedOut`), propagating to dependents.
+//!   `RunHandle::pause` awaits `control.acknowledged(Duration::MAX)` to
+//!   tell its caller how it went.
 //! * **Resume**: restore `from.state()`: `Pending` (re-check unmet deps:
 //!   if they completed meanwhile it is now ready), `Ready` (re-insert with
 //!   the kept `ready_since`), `Running` (`control.resume()`).
@@ -71,8 +75,6 @@ mod pause;
 mod ready;
 mod why;
 
-// The run core (branch `graph`) uses it once it merges this branch.
-#[allow(unused_imports)]
 pub(crate) use budget::Budget;
 pub use budget::{BudgetFull, Demand, Resource};
 pub use config::{CustomResource, ResourceKind, SchedulerConfig};

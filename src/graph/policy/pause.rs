@@ -23,6 +23,12 @@
 //! deadline passes, it becomes `Cancelled` there, so a task is never both
 //! acknowledged and timed out.
 //!
+//! A graph run does not use `acknowledged`'s own timeout: its pause
+//! timeout is a timer of its own, which calls [`PauseControl::time_out`]
+//! with the number of the request it was started for, so that a timer
+//! left from an earlier request (paused, resumed, requested again) does
+//! not cut the later one short.
+//!
 //! Pausing a `Pending` or `Ready` task involves no body: the core takes it
 //! out of the ready set at once and records a [`PausedFrom`], which resume
 //! turns back into the state to restore.
@@ -108,9 +114,17 @@ enum Phase {
     Cancelled,
 }
 
+/// The phase, and how many pauses were requested so far: a pause timeout
+/// applies to the request it was started for, not to a later one.
+#[derive(Debug)]
+struct Switch {
+    phase: Phase,
+    requests: u64,
+}
+
 #[derive(Debug)]
 struct Inner {
-    phase: Mutex<Phase>,
+    switch: Mutex<Switch>,
     /// Notified after every change of `phase`.
     changed: Event,
 }
@@ -151,24 +165,40 @@ impl PauseControl {
     pub fn new() -> PauseControl {
         PauseControl {
             inner: Arc::new(Inner {
-                phase: Mutex::new(Phase::Running),
+                switch: Mutex::new(Switch {
+                    phase: Phase::Running,
+                    requests: 0,
+                }),
                 changed: Event::new(),
             }),
         }
     }
 
-    fn phase(&self) -> MutexGuard<'_, Phase> {
-        self.inner.phase.lock().unwrap_or_else(|e| e.into_inner())
+    fn switch(&self) -> MutexGuard<'_, Switch> {
+        self.inner.switch.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn phase(&self) -> Phase {
+        self.switch().phase
     }
 
     /// Moves from `from` (any of them) to `to`; returns whether it moved.
     fn transition(&self, from: &[Phase], to: Phase) -> bool {
-        let mut phase = self.phase();
-        if !from.contains(&phase) {
+        self.transition_if(from, to, |_| true)
+    }
+
+    /// Moves from `from` (any of them) to `to` if `also` holds of the
+    /// switch; returns whether it moved.
+    fn transition_if(&self, from: &[Phase], to: Phase, also: impl FnOnce(&Switch) -> bool) -> bool {
+        let mut switch = self.switch();
+        if !from.contains(&switch.phase) || !also(&switch) {
             return false;
         }
-        *phase = to;
-        drop(phase);
+        if to == Phase::Requested {
+            switch.requests += 1;
+        }
+        switch.phase = to;
+        drop(switch);
         self.inner.changed.notify(usize::MAX);
         true
     }
@@ -177,6 +207,28 @@ impl PauseControl {
     /// changes nothing) unless the task was running without a request.
     pub fn request_pause(&self) -> bool {
         self.transition(&[Phase::Running], Phase::Requested)
+    }
+
+    /// How many pauses were requested so far: the number of the latest
+    /// request, for [`time_out`](Self::time_out).
+    pub(crate) fn requests(&self) -> u64 {
+        self.switch().requests
+    }
+
+    /// The pause timeout of request number `request` (see
+    /// [`requests`](Self::requests)) has passed: cancels the task if that
+    /// request is still waiting for a checkpoint. Returns whether it did.
+    pub(crate) fn time_out(&self, request: u64) -> bool {
+        self.transition_if(&[Phase::Requested], Phase::Cancelled, |s| {
+            s.requests == request
+        })
+    }
+
+    /// A checkpoint's first step, without waiting: pauses if a pause is
+    /// requested, and says whether it did (the core records the task as
+    /// paused under its lock, in the same step).
+    pub(crate) fn pause_if_requested(&self) -> bool {
+        self.transition(&[Phase::Requested], Phase::Paused)
     }
 
     /// Pauses at once, with no checkpoint: for a task between two
@@ -201,17 +253,17 @@ impl PauseControl {
 
     /// Whether the body is stopped at a checkpoint.
     pub fn is_paused(&self) -> bool {
-        *self.phase() == Phase::Paused
+        self.phase() == Phase::Paused
     }
 
     /// Whether a pause was requested and no checkpoint has come yet.
     pub fn is_pause_requested(&self) -> bool {
-        *self.phase() == Phase::Requested
+        self.phase() == Phase::Requested
     }
 
     /// Whether the task was cancelled.
     pub fn is_cancelled(&self) -> bool {
-        *self.phase() == Phase::Cancelled
+        self.phase() == Phase::Cancelled
     }
 
     /// Where a body may stop: returns at once unless a pause is requested;
@@ -225,14 +277,14 @@ impl PauseControl {
     pub async fn checkpoint(&self) -> Result<(), Cancelled> {
         loop {
             let listener = {
-                let mut phase = self.phase();
-                match *phase {
+                let mut switch = self.switch();
+                match switch.phase {
                     Phase::Running => return Ok(()),
                     Phase::Cancelled => return Err(Cancelled),
                     Phase::Requested => {
-                        *phase = Phase::Paused;
+                        switch.phase = Phase::Paused;
                         let listener = self.inner.changed.listen();
-                        drop(phase);
+                        drop(switch);
                         self.inner.changed.notify(usize::MAX);
                         listener
                     }
@@ -260,8 +312,8 @@ impl PauseControl {
         let deadline = Instant::now().checked_add(timeout);
         loop {
             let listener = {
-                let phase = self.phase();
-                match *phase {
+                let switch = self.switch();
+                match switch.phase {
                     Phase::Paused => return Ok(()),
                     Phase::Cancelled => return Err(PauseError::Cancelled),
                     Phase::Running => return Err(PauseError::NotPaused),

@@ -83,8 +83,9 @@
 //! [`MAX_BYPASS`] bypasses of the same best task, `pop_best` offers only
 //! that task until it is dispatched or removed, so the capacity it waits
 //! for drains to it (CPU demands above the cap are refused at submission,
-//! and the soft caps' escape rule admits any task once nothing runs, so it
-//! then fits as soon as the running tasks finish). Why look behind the
+//! and the soft caps' escape rule admits any task once no running task
+//! holds any of the resource, so it then fits as soon as the running
+//! tasks finish). Why look behind the
 //! heads at all: a ready task behind a head that does not fit may be the
 //! one a running task waits for (a subflow it added and awaits); offering
 //! only heads would let that wait hold the budget the head needs forever.
