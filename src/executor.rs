@@ -15,6 +15,11 @@
 //!    fired later by some other thread drops its task on the spot instead of
 //!    queueing it.
 //!
+//! Steps 3 and 4 run with the executor as the dropping thread's current
+//! one, so a task spawned by a destructor they run (a future's guard that
+//! spawns its clean-up, say) joins this executor and is dropped with it,
+//! unpolled, instead of going to the global executor.
+//!
 //! After that no future of this executor is alive, whoever holds its wakers.
 //!
 //! # How a waker finds its executor
@@ -532,7 +537,16 @@ impl Drop for Executor {
                 let _ = handle.join();
             }
         }
-        self.shared.drop_remaining_tasks();
+        {
+            // The futures dropped here run their destructors on this thread;
+            // a spawn from one of them must reach this executor (whose
+            // closed queues drop it), not the global one, where it would
+            // outlive its executor. (On one of our own workers the spawn
+            // already goes to that worker's ring, which it drains on exit.)
+            let _executor = (!context::is_worker_of(self.shared.id))
+                .then(|| context::enter_executor(self.shared.clone()));
+            self.shared.drop_remaining_tasks();
+        }
         // From here on, a wake from another thread drops its task at once.
         drop(live::remove(self.shared.id));
         // Runs the blocking jobs already queued, then joins the pool.
