@@ -422,8 +422,20 @@ impl TaskGroup {
     ///
     /// Tasks spawned into the group after `wait` resolved are not waited for
     /// by that call; call `wait` again.
-    pub fn wait(&self) -> impl Future<Output = ()> + Send + '_ {
-        self.inner.wait()
+    ///
+    /// # Panics
+    ///
+    /// When polled by a member of the group or one of its descendants
+    /// (including inside a `block_on` they run): the waiter counts itself, so
+    /// the wait could never end. Wait from outside the group instead.
+    pub async fn wait(&self) {
+        if context::membership().is_some_and(|m| m.contains(&self.inner)) {
+            panic!(
+                "fastexec: TaskGroup::wait polled by one of its own members, \
+                 which would wait for itself forever"
+            );
+        }
+        self.inner.wait().await
     }
 
     /// Cancels every member and every descendant of a member: each ends at
