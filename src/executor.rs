@@ -52,7 +52,7 @@ use crate::queue::{self, Local, Overflow, Steal};
 use crate::registry::Registry;
 use crate::sync::{fence, AtomicBool, AtomicUsize, Ordering::*};
 use crate::task::{Failure, JoinHandle, RawTask, Runnable, TaskFuture};
-use crate::task_group::MembershipArc;
+use crate::task_group::{MemberGuard, MembershipArc};
 use crate::time::TimerQueue;
 use crate::worker::{self, Worker};
 use std::sync::{Arc, Weak};
@@ -516,7 +516,7 @@ impl Executor {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        JoinHandle::new(self.shared.blocking.spawn_task(f, Failure::Panic))
+        spawn_blocking_on(&self.shared, f)
     }
 }
 
@@ -816,6 +816,14 @@ where
 /// ([`Builder::max_blocking_threads`]) and idle threads exit after a
 /// keep-alive. Dropping the executor runs the queued jobs and joins the pool.
 ///
+/// Called inside a task or a `block_on`, the job counts in the current task
+/// groups, as a spawned task would: an enclosing `block_on` or
+/// [`TaskGroup::wait`](crate::TaskGroup::wait) waits until it has run, also
+/// when its handle was dropped or detached. A closure cannot be stopped
+/// midway, so [`TaskGroup::cancel`](crate::TaskGroup::cancel) does not stop
+/// it, and [`JoinHandle::abort`] only keeps it from starting (a running
+/// job runs to its end, its output dropped).
+///
 /// ```
 /// let len = fastexec::block_on(async {
 ///     fastexec::spawn_blocking(|| std::fs::read_dir(".").map(|d| d.count()).unwrap_or(0))
@@ -829,7 +837,23 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    with_current(|shared| JoinHandle::new(shared.blocking.spawn_task(f, Failure::Panic)))
+    with_current(|shared| spawn_blocking_on(shared, f))
+}
+
+/// Runs `f` on the blocking pool of `shared`, counted in the current task
+/// groups until it has run (or, never started, been dropped): the guard
+/// moves into the job and drops when the job returns or unwinds.
+fn spawn_blocking_on<F, T>(shared: &Shared, f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let member = MemberGuard::enter(context::membership());
+    let job = move || {
+        let _member = member;
+        f()
+    };
+    JoinHandle::new(shared.blocking.spawn_task(job, Failure::Panic))
 }
 
 /// Spawns a task onto the current executor.
