@@ -483,7 +483,15 @@ impl Executor {
     }
 
     /// Spawns `future` onto this executor. Inside a task or a `block_on`,
-    /// the new task joins the current task groups.
+    /// the new task joins the current task groups. From any other thread
+    /// it starts at once, with no `block_on` needed; await its handle from
+    /// async code, or block on it.
+    ///
+    /// ```
+    /// let executor = fastexec::Executor::builder().threads(2).build().unwrap();
+    /// let handle = executor.spawn(async { 6 * 7 });
+    /// assert_eq!(executor.block_on(handle).unwrap(), 42);
+    /// ```
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -494,6 +502,19 @@ impl Executor {
 
     /// Runs `future` to completion on this thread, then waits for every task
     /// it spawned, transitively. See [`block_on`](crate::block_on).
+    ///
+    /// Inside the future, [`spawn`](crate::spawn) and the other free
+    /// functions use this executor.
+    ///
+    /// ```
+    /// let executor = fastexec::Executor::builder().threads(1).build().unwrap();
+    /// let name = executor.block_on(async {
+    ///     fastexec::spawn(async { std::thread::current().name().map(String::from) })
+    ///         .await
+    ///         .unwrap()
+    /// });
+    /// assert_eq!(name.as_deref(), Some("fastexec-worker-0"));
+    /// ```
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         crate::block_on::block_on(&self.shared, future)
     }
@@ -511,6 +532,12 @@ impl Executor {
 
     /// Runs a blocking closure on this executor's blocking pool. See
     /// [`spawn_blocking`](crate::spawn_blocking).
+    ///
+    /// ```
+    /// let executor = fastexec::Executor::builder().threads(1).build().unwrap();
+    /// let job = executor.spawn_blocking(|| std::fs::metadata(".").is_ok());
+    /// assert!(executor.block_on(job).unwrap());
+    /// ```
     pub fn spawn_blocking<F, T>(&self, f: F) -> JoinHandle<T>
     where
         F: FnOnce() -> T + Send + 'static,
@@ -568,6 +595,23 @@ impl std::fmt::Debug for Executor {
 }
 
 /// Configures and starts an [`Executor`].
+///
+/// Invalid sizes ([`threads`](Builder::threads) of 0,
+/// [`max_blocking_threads`](Builder::max_blocking_threads) of 0) panic at
+/// once, as a programming error; [`build`](Builder::build) returns the
+/// operating system's error if a thread cannot be started; settings read
+/// from the environment ([`from_env`](Builder::from_env)) give an
+/// [`EnvError`] instead.
+///
+/// ```
+/// let executor = fastexec::Executor::builder()
+///     .threads(2)
+///     .thread_name("compute")
+///     .max_blocking_threads(4)
+///     .build()
+///     .expect("threads started");
+/// assert_eq!(executor.threads(), 2);
+/// ```
 #[derive(Debug, Clone)]
 pub struct Builder {
     threads: Option<usize>,
@@ -653,6 +697,11 @@ impl Builder {
     /// # Panics
     ///
     /// If `n` is 0 or more than 65,535.
+    ///
+    /// ```should_panic
+    /// // An executor with no thread could never run a task.
+    /// let _ = fastexec::Executor::builder().threads(0);
+    /// ```
     pub fn threads(mut self, n: usize) -> Builder {
         assert!(
             n > 0 && n <= 65_535,
@@ -680,7 +729,8 @@ impl Builder {
         self
     }
 
-    /// Starts the worker threads.
+    /// Starts the worker threads; an error if the operating system refuses
+    /// one (the threads already started are stopped and joined).
     pub fn build(self) -> io::Result<Executor> {
         let workers = self
             .ext
