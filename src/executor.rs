@@ -866,8 +866,11 @@ where
 /// ([`Builder::max_blocking_threads`]) and idle threads exit after a
 /// keep-alive. Dropping the executor runs the queued jobs and joins the pool.
 ///
-/// Called inside a task or a `block_on`, the job counts in the current task
-/// groups, as a spawned task would: an enclosing `block_on` or
+/// The job runs in the executor's context, as a task does: inside it,
+/// [`spawn`] and [`block_on`](crate::block_on) use this executor (not the
+/// global one). Called inside a task or a `block_on`, the job counts in the
+/// current task groups, as a spawned task would, and so does what it
+/// spawns: an enclosing `block_on` or
 /// [`TaskGroup::wait`](crate::TaskGroup::wait) waits until it has run, also
 /// when its handle was dropped or detached. A closure cannot be stopped
 /// midway, so [`TaskGroup::cancel`](crate::TaskGroup::cancel) does not stop
@@ -892,18 +895,37 @@ where
 
 /// Runs `f` on the blocking pool of `shared`, counted in the current task
 /// groups until it has run (or, never started, been dropped): the guard
-/// moves into the job and drops when the job returns or unwinds.
-fn spawn_blocking_on<F, T>(shared: &Shared, f: F) -> JoinHandle<T>
+/// moves into the job and drops when the job returns or unwinds. The job
+/// runs with `shared` as its thread's executor and the caller's groups
+/// installed, as a task would, so that what it spawns (or `block_on`s)
+/// goes to the same executor and counts in the same groups.
+fn spawn_blocking_on<F, T>(shared: &Arc<Shared>, f: F) -> JoinHandle<T>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let member = MemberGuard::enter(context::membership());
+    let membership = context::membership();
+    let member = MemberGuard::enter(membership.clone());
+    let executor = shared.clone();
     let job = move || {
+        let _executor = context::enter_executor(executor);
+        let _scope = BlockingScope(Some(context::replace_membership(membership)));
         let _member = member;
         f()
     };
     JoinHandle::new(shared.blocking.spawn_task(job, Failure::Panic))
+}
+
+/// Puts a blocking-pool thread's own membership (none) back after a job,
+/// also when the job panics.
+struct BlockingScope(Option<Option<MembershipArc>>);
+
+impl Drop for BlockingScope {
+    fn drop(&mut self) {
+        if let Some(outer) = self.0.take() {
+            drop(context::replace_membership(outer));
+        }
+    }
 }
 
 /// Spawns a task onto the current executor.
