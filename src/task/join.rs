@@ -301,7 +301,8 @@ impl JoinError {
     }
 
     /// Whether the task was cancelled: aborted, its task group cancelled, or
-    /// its executor shut down.
+    /// its executor shut down (except a task blocked in a nested
+    /// [`block_on`](crate::block_on) then, which ends with a panic).
     pub fn is_cancelled(&self) -> bool {
         matches!(self.repr, Repr::Cancelled)
     }
