@@ -4,7 +4,11 @@
 //! The root future runs inside a fresh task group: while it is polled, the
 //! group's membership is in thread-local state, so every task it spawns,
 //! and every task those spawn, counts in the group. `block_on` returns when
-//! the root future has completed **and** the group is empty.
+//! the root future has completed **and** the group is empty. Called inside
+//! a task (or another `block_on`'s root), the new group goes in front of
+//! the caller's chain of groups, so its tasks also count in the caller's
+//! groups: a [`TaskGroup`](crate::TaskGroup) the caller belongs to counts
+//! them and its `cancel` reaches them.
 //!
 //! On a thread that is not one of the executor's workers, the thread sleeps
 //! on a parker between polls. On one of the executor's own workers (a task
@@ -32,7 +36,10 @@ use std::sync::Arc;
 /// See [`crate::block_on`].
 pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output {
     let group = GroupInner::new();
-    let membership = Membership::new(group.clone(), None);
+    // In front of the caller's chain, if any (a `block_on` inside a task):
+    // the tasks it spawns then also count in the caller's groups, so that
+    // a `TaskGroup` of the caller sees them and its `cancel` reaches them.
+    let membership = Membership::new(group.clone(), context::membership());
     let root = async move {
         let output = InScope {
             future,

@@ -15,6 +15,11 @@
 //!    fired later by some other thread drops its task on the spot instead of
 //!    queueing it.
 //!
+//! Steps 3 and 4 run with the executor as the dropping thread's current
+//! one, so a task spawned by a destructor they run (a future's guard that
+//! spawns its clean-up, say) joins this executor and is dropped with it,
+//! unpolled, instead of going to the global executor.
+//!
 //! After that no future of this executor is alive, whoever holds its wakers.
 //! Last, the timer queue is closed and the timers still in it (of timer
 //! futures that live on elsewhere, e.g. a `Sleep` first polled under this
@@ -51,7 +56,7 @@ use crate::queue::{self, Local, Overflow, Steal};
 use crate::registry::Registry;
 use crate::sync::{fence, AtomicBool, AtomicUsize, Ordering::*};
 use crate::task::{Failure, JoinHandle, RawTask, Runnable, TaskFuture};
-use crate::task_group::MembershipArc;
+use crate::task_group::{MemberGuard, MembershipArc};
 use crate::time::TimerQueue;
 use crate::worker::{self, Worker};
 use std::sync::{Arc, Weak};
@@ -504,7 +509,15 @@ impl Executor {
     }
 
     /// Spawns `future` onto this executor. Inside a task or a `block_on`,
-    /// the new task joins the current task groups.
+    /// the new task joins the current task groups. From any other thread
+    /// it starts at once, with no `block_on` needed; await its handle from
+    /// async code, or block on it.
+    ///
+    /// ```
+    /// let executor = fastexec::Executor::builder().threads(2).build().unwrap();
+    /// let handle = executor.spawn(async { 6 * 7 });
+    /// assert_eq!(executor.block_on(handle).unwrap(), 42);
+    /// ```
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -515,6 +528,19 @@ impl Executor {
 
     /// Runs `future` to completion on this thread, then waits for every task
     /// it spawned, transitively. See [`block_on`](crate::block_on).
+    ///
+    /// Inside the future, [`spawn`](crate::spawn) and the other free
+    /// functions use this executor.
+    ///
+    /// ```
+    /// let executor = fastexec::Executor::builder().threads(1).build().unwrap();
+    /// let name = executor.block_on(async {
+    ///     fastexec::spawn(async { std::thread::current().name().map(String::from) })
+    ///         .await
+    ///         .unwrap()
+    /// });
+    /// assert_eq!(name.as_deref(), Some("fastexec-worker-0"));
+    /// ```
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         crate::block_on::block_on(&self.shared, future)
     }
@@ -532,12 +558,18 @@ impl Executor {
 
     /// Runs a blocking closure on this executor's blocking pool. See
     /// [`spawn_blocking`](crate::spawn_blocking).
+    ///
+    /// ```
+    /// let executor = fastexec::Executor::builder().threads(1).build().unwrap();
+    /// let job = executor.spawn_blocking(|| std::fs::metadata(".").is_ok());
+    /// assert!(executor.block_on(job).unwrap());
+    /// ```
     pub fn spawn_blocking<F, T>(&self, f: F) -> JoinHandle<T>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        JoinHandle::new(self.shared.blocking.spawn_task(f, Failure::Panic))
+        spawn_blocking_on(&self.shared, f)
     }
 }
 
@@ -558,7 +590,16 @@ impl Drop for Executor {
                 let _ = handle.join();
             }
         }
-        self.shared.drop_remaining_tasks();
+        {
+            // The futures dropped here run their destructors on this thread;
+            // a spawn from one of them must reach this executor (whose
+            // closed queues drop it), not the global one, where it would
+            // outlive its executor. (On one of our own workers the spawn
+            // already goes to that worker's ring, which it drains on exit.)
+            let _executor = (!context::is_worker_of(self.shared.id))
+                .then(|| context::enter_executor(self.shared.clone()));
+            self.shared.drop_remaining_tasks();
+        }
         // From here on, a wake from another thread drops its task at once.
         drop(live::remove(self.shared.id));
         // Timers still registered belong to futures that outlive the
@@ -584,6 +625,23 @@ impl std::fmt::Debug for Executor {
 }
 
 /// Configures and starts an [`Executor`].
+///
+/// Invalid sizes ([`threads`](Builder::threads) of 0,
+/// [`max_blocking_threads`](Builder::max_blocking_threads) of 0) panic at
+/// once, as a programming error; [`build`](Builder::build) returns the
+/// operating system's error if a thread cannot be started; settings read
+/// from the environment ([`from_env`](Builder::from_env)) give an
+/// [`EnvError`] instead.
+///
+/// ```
+/// let executor = fastexec::Executor::builder()
+///     .threads(2)
+///     .thread_name("compute")
+///     .max_blocking_threads(4)
+///     .build()
+///     .expect("threads started");
+/// assert_eq!(executor.threads(), 2);
+/// ```
 #[derive(Debug, Clone)]
 pub struct Builder {
     threads: Option<usize>,
@@ -669,6 +727,11 @@ impl Builder {
     /// # Panics
     ///
     /// If `n` is 0 or more than 65,535.
+    ///
+    /// ```should_panic
+    /// // An executor with no thread could never run a task.
+    /// let _ = fastexec::Executor::builder().threads(0);
+    /// ```
     pub fn threads(mut self, n: usize) -> Builder {
         assert!(
             n > 0 && n <= 65_535,
@@ -696,7 +759,8 @@ impl Builder {
         self
     }
 
-    /// Starts the worker threads.
+    /// Starts the worker threads; an error if the operating system refuses
+    /// one (the threads already started are stopped and joined).
     pub fn build(self) -> io::Result<Executor> {
         let workers = self
             .ext
@@ -832,6 +896,17 @@ where
 /// ([`Builder::max_blocking_threads`]) and idle threads exit after a
 /// keep-alive. Dropping the executor runs the queued jobs and joins the pool.
 ///
+/// The job runs in the executor's context, as a task does: inside it,
+/// [`spawn`] and [`block_on`](crate::block_on) use this executor (not the
+/// global one). Called inside a task or a `block_on`, the job counts in the
+/// current task groups, as a spawned task would, and so does what it
+/// spawns: an enclosing `block_on` or
+/// [`TaskGroup::wait`](crate::TaskGroup::wait) waits until it has run, also
+/// when its handle was dropped or detached. A closure cannot be stopped
+/// midway, so [`TaskGroup::cancel`](crate::TaskGroup::cancel) does not stop
+/// it, and [`JoinHandle::abort`] only keeps it from starting (a running
+/// job runs to its end, its output dropped).
+///
 /// ```
 /// let len = fastexec::block_on(async {
 ///     fastexec::spawn_blocking(|| std::fs::read_dir(".").map(|d| d.count()).unwrap_or(0))
@@ -845,7 +920,42 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    with_current(|shared| JoinHandle::new(shared.blocking.spawn_task(f, Failure::Panic)))
+    with_current(|shared| spawn_blocking_on(shared, f))
+}
+
+/// Runs `f` on the blocking pool of `shared`, counted in the current task
+/// groups until it has run (or, never started, been dropped): the guard
+/// moves into the job and drops when the job returns or unwinds. The job
+/// runs with `shared` as its thread's executor and the caller's groups
+/// installed, as a task would, so that what it spawns (or `block_on`s)
+/// goes to the same executor and counts in the same groups.
+fn spawn_blocking_on<F, T>(shared: &Arc<Shared>, f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let membership = context::membership();
+    let member = MemberGuard::enter(membership.clone());
+    let executor = shared.clone();
+    let job = move || {
+        let _executor = context::enter_executor(executor);
+        let _scope = BlockingScope(Some(context::replace_membership(membership)));
+        let _member = member;
+        f()
+    };
+    JoinHandle::new(shared.blocking.spawn_task(job, Failure::Panic))
+}
+
+/// Puts a blocking-pool thread's own membership (none) back after a job,
+/// also when the job panics.
+struct BlockingScope(Option<Option<MembershipArc>>);
+
+impl Drop for BlockingScope {
+    fn drop(&mut self) {
+        if let Some(outer) = self.0.take() {
+            drop(context::replace_membership(outer));
+        }
+    }
 }
 
 /// Spawns a task onto the current executor.

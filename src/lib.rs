@@ -137,6 +137,12 @@ pub use futures_util::join;
 ///
 /// If `future` panics, the panic propagates at once and the tasks it spawned
 /// run on, detached.
+///
+/// # Panics
+///
+/// Called from inside a task, when the executor shuts down (is dropped)
+/// while it waits: the task then ends with that panic, so its handle
+/// reports `is_panic()` rather than `is_cancelled()`.
 pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     block_on::block_on(&executor::current(), future)
 }

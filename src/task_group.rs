@@ -403,7 +403,19 @@ impl TaskGroup {
     }
 
     /// Spawns `future` as a member of this group (and of the groups of the
-    /// current scope), on the current executor.
+    /// current scope), on the current executor: inside a task or a
+    /// `block_on`, that one; elsewhere the global executor.
+    ///
+    /// ```
+    /// let executor = fastexec::Executor::builder().threads(2).build().unwrap();
+    /// let group = fastexec::TaskGroup::new();
+    /// let handles = executor.block_on(async {
+    ///     (0..3u32).map(|i| group.spawn(async move { i * i })).collect::<Vec<_>>()
+    /// });
+    /// assert!(group.is_empty(), "block_on waited for its members");
+    /// let squares: Vec<u32> = handles.into_iter().map(|h| executor.block_on(h).unwrap()).collect();
+    /// assert_eq!(squares, [0, 1, 4]);
+    /// ```
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -422,8 +434,29 @@ impl TaskGroup {
     ///
     /// Tasks spawned into the group after `wait` resolved are not waited for
     /// by that call; call `wait` again.
-    pub fn wait(&self) -> impl Future<Output = ()> + Send + '_ {
-        self.inner.wait()
+    ///
+    /// # Panics
+    ///
+    /// When polled by a member of the group or one of its descendants
+    /// (including inside a `block_on` they run): the waiter counts itself, so
+    /// the wait could never end. Wait from outside the group instead.
+    ///
+    /// ```
+    /// let group = fastexec::TaskGroup::new();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// // Outside any task: on the global executor, running at once.
+    /// group.spawn(async move { tx.send("member ran").unwrap() }).detach();
+    /// fastexec::block_on(group.wait());
+    /// assert_eq!(rx.try_recv(), Ok("member ran"));
+    /// ```
+    pub async fn wait(&self) {
+        if context::membership().is_some_and(|m| m.contains(&self.inner)) {
+            panic!(
+                "fastexec: TaskGroup::wait polled by one of its own members, \
+                 which would wait for itself forever"
+            );
+        }
+        self.inner.wait().await
     }
 
     /// Cancels every member and every descendant of a member: each ends at

@@ -20,6 +20,11 @@ pub(crate) type RawTask<T> = async_task::FallibleTask<Result<T, Failure>>;
 /// its output is dropped when it finishes. [`abort`](JoinHandle::abort)
 /// cancels it instead.
 ///
+/// # Panics
+///
+/// Polling the handle again after it gave its result panics, as for any
+/// completed future (awaiting it once, or `wait!`, never does).
+///
 /// ```
 /// let sum = fastexec::block_on(async {
 ///     let a = fastexec::spawn(async { 20 });
@@ -163,6 +168,21 @@ impl<T> JoinHandle<T> {
     /// Whether the task has finished: completed, panicked or been cancelled.
     /// An aborted task has finished once its future has been dropped, not
     /// while a poll of it is still running.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let executor = fastexec::Executor::builder().threads(1).build().unwrap();
+    /// let go = Arc::new(fastexec::signal::Notify::new());
+    /// let wait = go.clone();
+    /// let handle = executor.spawn(async move {
+    ///     wait.notified().await;
+    ///     5
+    /// });
+    /// assert!(!handle.is_finished());
+    /// go.notify_one();
+    /// assert_eq!(executor.block_on(handle).unwrap(), 5);
+    /// ```
     pub fn is_finished(&self) -> bool {
         if let Some(task) = &self.live {
             return task.is_finished();
@@ -226,6 +246,19 @@ impl<T> fmt::Debug for JoinHandle<T> {
 }
 
 /// Why a task gave no output: it panicked, or it was cancelled.
+///
+/// Its `Display` names the cause, with the panic message when the payload
+/// is a string; [`into_panic`](JoinError::into_panic) gives the payload
+/// back, to resume the panic or to inspect it.
+///
+/// ```
+/// let err = fastexec::block_on(async {
+///     fastexec::spawn(async { panic!("disk full") }).await.unwrap_err()
+/// });
+/// assert!(err.is_panic() && !err.is_cancelled());
+/// assert_eq!(err.to_string(), "task panicked: disk full");
+/// assert_eq!(err.into_panic().downcast_ref::<&str>(), Some(&"disk full"));
+/// ```
 #[derive(thiserror::Error)]
 #[error("{}", self.describe())]
 pub struct JoinError {
@@ -268,7 +301,8 @@ impl JoinError {
     }
 
     /// Whether the task was cancelled: aborted, its task group cancelled, or
-    /// its executor shut down.
+    /// its executor shut down (except a task blocked in a nested
+    /// [`block_on`](crate::block_on) then, which ends with a panic).
     pub fn is_cancelled(&self) -> bool {
         matches!(self.repr, Repr::Cancelled)
     }

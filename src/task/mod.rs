@@ -93,19 +93,69 @@ pub(crate) enum Failure {
 pin_project_lite::pin_project! {
     /// The user's future plus the executor's bookkeeping (see module docs).
     pub(crate) struct TaskFuture<F> {
+        // The user's future; `None` once it completed (dropped inside its
+        // last poll) or while the task is dropped (see `PinnedDrop`).
         #[pin]
-        future: F,
+        future: Option<F>,
         registration: Option<Registration>,
         cancel_registration: CancelRegistration,
         member: MemberGuard,
     }
+
+    impl<F> PinnedDrop for TaskFuture<F> {
+        /// Drops the user's future, if still there, before the member guard
+        /// (as the module docs require), catching a panic from its
+        /// destructor: async-task drops a task's future under an
+        /// abort-on-panic guard, so a future whose `Drop` panics when it is
+        /// aborted, cancelled or dropped with its executor would otherwise
+        /// abort the process. Such a panic is reported by the panic hook and
+        /// otherwise discarded: the task ends cancelled either way. (A
+        /// completed future was already dropped inside its last poll.)
+        fn drop(this: Pin<&mut Self>) {
+            let mut future = this.project().future;
+            if future.is_some() {
+                drop_caught(future.as_mut());
+            }
+        }
+    }
+}
+
+/// Drops a task's future, catching a panic from its destructor (cold: only
+/// a task that did not complete gets here with its future).
+#[cold]
+#[inline(never)]
+fn drop_caught<F>(future: Pin<&mut Option<F>>) {
+    let mut future = future;
+    let _ = catch_unwind(AssertUnwindSafe(|| future.set(None)));
+}
+
+/// Polls the user's future and, once it is ready, drops it, still inside the
+/// caller's `catch_unwind`: a panic from its destructor then becomes the
+/// task's panic (the output is lost with the unwinding) instead of
+/// unwinding out of async-task's drop of the task, which aborts the
+/// process. A dropped `async` block is just its state word, so the
+/// early drop costs next to nothing.
+#[inline(always)]
+fn poll_then_drop<F: Future>(
+    mut future: Pin<&mut Option<F>>,
+    cx: &mut Context<'_>,
+) -> Poll<F::Output> {
+    // Present until ready: async-task never polls a completed task again.
+    let Some(inner) = future.as_mut().as_pin_mut() else {
+        unreachable!("a task polled after it completed")
+    };
+    let polled = inner.poll(cx);
+    if polled.is_ready() {
+        future.set(None);
+    }
+    polled
 }
 
 impl<F: Future> TaskFuture<F> {
     /// Wraps `future`, counting it into every group of `membership`.
     pub(crate) fn new(future: F, membership: Option<MembershipArc>) -> Self {
         TaskFuture {
-            future,
+            future: Some(future),
             registration: None,
             cancel_registration: CancelRegistration::default(),
             member: MemberGuard::enter(membership),
@@ -122,23 +172,24 @@ impl<F: Future> Future for TaskFuture<F> {
         if this.member.is_cancelled() {
             return Poll::Ready(Err(Failure::Cancelled));
         }
+        let future = this.future;
         let polled = if !context::has_membership() {
             match this.member.membership() {
                 // In no group, polled where no membership is installed (the
                 // common case): there is nothing to lend out and take back.
-                None => catch_unwind(AssertUnwindSafe(|| this.future.poll(cx))),
+                None => catch_unwind(AssertUnwindSafe(|| poll_then_drop(future, cx))),
                 // In some group, polled where none is installed (a worker),
                 // and installed as the thread's cache, which the next task
                 // of the same scope finds in place.
                 Some(membership) if context::enter_cached(membership) => {
-                    let polled = catch_unwind(AssertUnwindSafe(|| this.future.poll(cx)));
+                    let polled = catch_unwind(AssertUnwindSafe(|| poll_then_drop(future, cx)));
                     context::leave_cached();
                     polled
                 }
-                Some(_) => poll_lent(this.member, this.future, cx),
+                Some(_) => poll_lent(this.member, future, cx),
             }
         } else {
-            poll_lent(this.member, this.future, cx)
+            poll_lent(this.member, future, cx)
         };
         match polled {
             Ok(Poll::Ready(output)) => {
@@ -167,11 +218,11 @@ impl<F: Future> Future for TaskFuture<F> {
 #[inline(never)]
 fn poll_lent<F: Future>(
     member: &mut MemberGuard,
-    future: Pin<&mut F>,
+    future: Pin<&mut Option<F>>,
     cx: &mut Context<'_>,
 ) -> std::thread::Result<Poll<F::Output>> {
     let outer = context::replace_membership(member.take());
-    let polled = catch_unwind(AssertUnwindSafe(|| future.poll(cx)));
+    let polled = catch_unwind(AssertUnwindSafe(|| poll_then_drop(future, cx)));
     member.restore(context::replace_membership(outer));
     polled
 }

@@ -1,0 +1,66 @@
+//! A task whose future spawns from its destructor, dropped by the shutdown
+//! of its executor: the new task belongs to the executor being dropped, so
+//! it is dropped with it, unpolled. Before the fix the drop ran on the
+//! dropping thread outside any executor context, so the spawn went to the
+//! global executor (starting it), where the new task ran and outlived its
+//! executor.
+
+mod support;
+
+use std::future::pending;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{mpsc, Arc};
+
+use support::{executor, with_timeout, DropCounter, TIMEOUT};
+
+/// Spawns a task (holding a drop guard, counting its polls) when dropped.
+struct SpawnOnDrop {
+    drops: DropCounter,
+    polls: Arc<AtomicUsize>,
+}
+
+impl Drop for SpawnOnDrop {
+    fn drop(&mut self) {
+        let (guard, polls) = (self.drops.guard(), self.polls.clone());
+        fastexec::spawn(async move {
+            let _guard = guard;
+            polls.fetch_add(1, SeqCst);
+            pending::<()>().await;
+        })
+        .detach();
+    }
+}
+
+#[test]
+fn a_task_spawned_while_shutting_down_is_dropped_with_the_executor() {
+    with_timeout(|| {
+        let ex = executor(2);
+        let drops = DropCounter::new();
+        let polls = Arc::new(AtomicUsize::new(0));
+        let (started_tx, started_rx) = mpsc::channel();
+        for _ in 0..4 {
+            let spawner = SpawnOnDrop {
+                drops: drops.clone(),
+                polls: polls.clone(),
+            };
+            let started_tx = started_tx.clone();
+            ex.spawn(async move {
+                let _spawner = spawner;
+                started_tx.send(()).unwrap();
+                pending::<()>().await;
+            })
+            .detach();
+        }
+        for _ in 0..4 {
+            started_rx.recv_timeout(TIMEOUT).expect("task started");
+        }
+        drop(ex);
+        assert_eq!(drops.count(), 4, "the spawned tasks died with the executor");
+        assert_eq!(polls.load(SeqCst), 0, "and never ran");
+        assert_eq!(
+            fastexec::current_threads(),
+            None,
+            "the global executor was not started"
+        );
+    })
+}

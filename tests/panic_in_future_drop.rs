@@ -1,0 +1,105 @@
+//! A task's future whose destructor panics: when the task completes, is
+//! aborted, or is dropped with its executor. async-task drops futures under
+//! an abort-on-panic guard, so before the fix each case aborted the whole
+//! process (the test binary died with SIGABRT). Now the panic is caught:
+//! the worker survives, other tasks run, the destructor runs exactly once,
+//! and the handle reports a panic (a completed future is dropped inside its
+//! last poll) or, for a task that did not complete, cancellation.
+
+mod support;
+
+use std::future::{pending, Future};
+use std::pin::Pin;
+use std::sync::mpsc;
+use std::task::{Context, Poll};
+
+use support::{executor, with_timeout, DropCounter, DropGuard, TIMEOUT};
+
+/// Counts its drop, then panics (unless already unwinding).
+struct PanicOnDrop(#[allow(dead_code)] DropGuard);
+
+impl Drop for PanicOnDrop {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            panic!("panic in a task future's drop");
+        }
+    }
+}
+
+/// Ready at once; its destructor runs after completion, outside the poll.
+struct ReadyNow(#[allow(dead_code)] PanicOnDrop);
+
+impl Future for ReadyNow {
+    type Output = u32;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<u32> {
+        Poll::Ready(7)
+    }
+}
+
+#[test]
+fn panic_in_drop_after_completion_is_the_tasks_panic() {
+    with_timeout(|| {
+        let ex = executor(1);
+        let drops = DropCounter::new();
+        let handle = ex.spawn(ReadyNow(PanicOnDrop(drops.guard())));
+        let err = futures::executor::block_on(handle).unwrap_err();
+        assert!(err.is_panic());
+        assert!(
+            err.to_string().contains("panic in a task future's drop"),
+            "{err}"
+        );
+        assert_eq!(drops.count(), 1, "dropped exactly once");
+        // The only worker is still alive.
+        assert_eq!(ex.block_on(ex.spawn(async { 5 })).unwrap(), 5);
+    })
+}
+
+#[test]
+fn panic_in_drop_of_an_aborted_task_gives_cancelled() {
+    with_timeout(|| {
+        let ex = executor(1);
+        let drops = DropCounter::new();
+        let (started_tx, started_rx) = mpsc::channel();
+        let guard = PanicOnDrop(drops.guard());
+        let mut handle = ex.spawn(async move {
+            let _guard = guard;
+            started_tx.send(()).unwrap();
+            pending::<()>().await;
+        });
+        started_rx.recv_timeout(TIMEOUT).expect("task started");
+        handle.abort();
+        let err = futures::executor::block_on(handle).unwrap_err();
+        assert!(err.is_cancelled());
+        assert_eq!(drops.wait_for(1), 1, "dropped exactly once");
+        assert_eq!(ex.block_on(ex.spawn(async { 5 })).unwrap(), 5);
+    })
+}
+
+#[test]
+fn panic_in_drop_while_the_executor_drops_its_tasks() {
+    with_timeout(|| {
+        let ex = executor(2);
+        let drops = DropCounter::new();
+        let (started_tx, started_rx) = mpsc::channel();
+        let mut handles = Vec::new();
+        for _ in 0..10 {
+            let (guard, started_tx) = (PanicOnDrop(drops.guard()), started_tx.clone());
+            handles.push(ex.spawn(async move {
+                let _guard = guard;
+                started_tx.send(()).unwrap();
+                pending::<()>().await;
+            }));
+        }
+        for _ in 0..10 {
+            started_rx.recv_timeout(TIMEOUT).expect("task started");
+        }
+        drop(ex);
+        assert_eq!(drops.count(), 10, "every future dropped, once");
+        for handle in handles {
+            assert!(futures::executor::block_on(handle)
+                .unwrap_err()
+                .is_cancelled());
+        }
+    })
+}
