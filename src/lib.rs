@@ -78,6 +78,7 @@ mod park;
 mod priority;
 mod queue;
 mod registry;
+mod scope;
 mod simple;
 mod sync;
 pub mod task;
@@ -96,6 +97,7 @@ pub use executor::{
 };
 pub use metrics::Metrics;
 pub use priority::Priority;
+pub use scope::Scope;
 pub use simple::{Scheduler, SCHEDULER_ENV, SEED_ENV};
 pub use task::{JoinError, JoinHandle};
 pub use task_group::TaskGroup;

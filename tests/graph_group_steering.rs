@@ -1,11 +1,7 @@
-//! Known defect, kept as an ignored test: a run steered from a task of a
-//! `TaskGroup` (here `resume`) spawns the runners that call wakes with
-//! `fastexec::spawn`, so they join that group; cancelling the group then
-//! ends them, and a task a runner had taken stays running forever
-//! (`wait_all` never returns). Fixing it needs a way to spawn outside the
-//! caller's groups, which fastexec's public API, all the graph layer may
-//! use, does not have. See "Task groups" in the `fastexec::graph` docs.
-//! Run with `cargo test --release --test graph_group_steering -- --ignored`.
+//! A run steered from a task of a `TaskGroup` (here `resume`) wakes runners
+//! that carry on its tasks. They are spawned into the scope the run was
+//! started in (`fastexec::Scope`), not into the steering task's group, so
+//! cancelling that group must not end them and strand a task they took.
 
 mod support;
 
@@ -14,7 +10,6 @@ use fastexec::TaskGroup;
 use support::{within, Gate};
 
 #[test]
-#[ignore = "known defect: runners spawned from a group task join that group"]
 fn a_run_resumed_from_a_group_task_survives_the_groups_cancel() {
     within(10, || {
         let mut g = Graph::<u32>::new();

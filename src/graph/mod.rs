@@ -217,22 +217,25 @@
 //!
 //! # Task groups
 //!
-//! The run's runners, and the tasks that carry on an attempt that went
-//! asynchronous or waits to retry, are spawned with [`spawn`](crate::spawn)
-//! from whichever task calls into the run and wakes them: the one that
-//! starts it, a runner, and also a task that calls [`RunHandle::resume`],
-//! [`RunHandle::cancel`], [`RunHandle::add_task`] or
-//! [`RunHandle::add_batch`]. Like any spawn, they join that task's
-//! [`TaskGroup`](crate::TaskGroup)s. Cancelling such a group ends them, and
-//! a task one of them had taken stays running for good: the run never
-//! finishes. So steer a run from tasks outside any group that may be
-//! cancelled while the run lives (the test `graph_group_steering`, ignored,
-//! shows it). Spawning outside the caller's groups would need an executor
-//! API the graph layer does not have. The pause timeout is the exception:
-//! it is a timer, not a task (see [`RunHandle::pause`]).
+//! A run belongs to the place it was started in: [`Graph::start`] captures
+//! the caller's [`Scope`](crate::Scope) (its executor and its
+//! [`TaskGroup`](crate::TaskGroup)s), and the run's runners, and the tasks
+//! that carry on an attempt that went asynchronous or waits to retry, are
+//! spawned there, whichever task wakes them: the one that started the run, a
+//! runner, or a task that calls [`RunHandle::resume`], [`RunHandle::cancel`],
+//! [`RunHandle::add_task`] or [`RunHandle::add_batch`] from some other group.
+//! So an enclosing `block_on` waits for the run's tasks, and cancelling the
+//! group of a task that merely steers the run does not touch them (the test
+//! `graph_group_steering`). Cancelling a group the run was *started* in does
+//! end them, as it ends any task of that group; a task one of them had
+//! taken then stays running for good, and the run never finishes: cancel
+//! the run itself ([`RunHandle::stop`] or [`RunHandle::cancel`]) rather than
+//! the group it lives in. The pause timeout is a timer, not a task (see
+//! [`RunHandle::pause`]).
 //!
 //! The graph layer is written against fastexec's public API only (`spawn`,
-//! `JoinHandle`, `block_on`, `current_threads`), so it holds no unsafe code.
+//! `Scope`, `JoinHandle`, `block_on`, `current_threads`), so it holds no
+//! unsafe code.
 #![forbid(unsafe_code)]
 
 mod core;

@@ -247,8 +247,9 @@ impl<T: Send + Sync + 'static> Graph<T> {
         }))
     }
 
-    /// Starts running the graph on the current executor (see
-    /// [`spawn`](crate::spawn)) and returns a handle to watch and steer it.
+    /// Starts running the graph on the current executor, in the caller's
+    /// task groups (its [`Scope`](crate::Scope): see "Task groups" in the
+    /// module docs), and returns a handle to watch and steer it.
     pub fn start(mut self) -> RunHandle<T> {
         let mut fx = Effects::default();
         self.core.prepare_run(crate::current_threads(), &mut fx);
@@ -261,6 +262,7 @@ impl<T: Send + Sync + 'static> Graph<T> {
                 unit,
                 t0: Instant::now(),
                 started_at: SystemTime::now(),
+                scope: crate::Scope::current(),
             }),
         };
         run.shared.apply(fx);
@@ -293,6 +295,11 @@ pub(crate) struct Shared<T> {
     pub(crate) unit: Arc<OnceLock<Arc<T>>>,
     pub(crate) t0: Instant,
     pub(crate) started_at: SystemTime,
+    /// Where the run was started: its runners and the tasks that carry on
+    /// asynchronous attempts are spawned there, whoever wakes them (a
+    /// `resume` or `add_task` from a task of some other group must not put
+    /// them in that group, whose cancel would strand the tasks they hold).
+    scope: crate::Scope,
 }
 
 impl<T> Shared<T> {
@@ -326,7 +333,7 @@ impl<T: Send + Sync + 'static> Shared<T> {
     #[inline(never)]
     fn carry_out(self: &Arc<Self>, fx: Effects, notify: bool) {
         for _ in 0..fx.runners {
-            crate::spawn(run_ready(Arc::clone(self))).detach();
+            self.scope.spawn(run_ready(Arc::clone(self))).detach();
         }
         for (i, delay) in fx.retries {
             self.drive_apart(i, Resume::Backoff(delay), None);
@@ -380,7 +387,7 @@ impl<T: Send + Sync + 'static> Shared<T> {
         if let Some((at, body)) = began {
             self.give_back(i, body, Some(at));
         }
-        let handle = crate::spawn(drive(Arc::clone(self), i, resume));
+        let handle = self.scope.spawn(drive(Arc::clone(self), i, resume));
         let cancelled = self.lock().attach(i, handle);
         if let Some(mut handle) = cancelled {
             handle.abort();
@@ -603,7 +610,10 @@ fn poll_batch<T: Send + Sync + 'static>(
             }
             if now > *hand_off_at.get_or_insert_with(|| began + HAND_OFF_AFTER) {
                 let rest = std::iter::once(start).chain(starts).collect();
-                crate::spawn(run_apart(Arc::clone(shared), rest)).detach();
+                shared
+                    .scope
+                    .spawn(run_apart(Arc::clone(shared), rest))
+                    .detach();
                 return;
             }
         }

@@ -1,0 +1,137 @@
+//! [`Scope`]: the calling code's place in the task tree, kept to spawn
+//! there later.
+//!
+//! [`spawn`](crate::spawn) puts a task in the executor and the task groups
+//! of the code that calls it. Code that spawns on behalf of others, later
+//! and from whatever thread happens to call it (a scheduler woken by the
+//! callers of its methods, a pool that refills itself), wants the executor
+//! and the groups of whoever *set it up* instead: otherwise its tasks count
+//! in, and are cancelled with, the groups of some caller that only passed
+//! by. A `Scope` captured at set-up time spawns there.
+//!
+//! # Ownership
+//!
+//! A scope holds its executor's shared state strongly and its groups
+//! weakly. A strong hold would keep a `block_on` from returning while the
+//! scope lives (a `block_on` scope is counted by the references to its
+//! membership; see `task_group.rs`), so a `Scope` stored past its
+//! `block_on` would hang it. A spawn through a scope whose groups are all
+//! gone (its `block_on` returned, its group tasks ended) starts a task in
+//! no group, as a spawn from a plain thread would. While the groups are
+//! alive, the upgrade that finds them is itself a reference counted in the
+//! scope, so the new task is counted before the spawn returns and an
+//! enclosing `block_on` waits for it.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use crate::context;
+use crate::executor::{self, Shared};
+use crate::task::JoinHandle;
+use crate::task_group::MembershipArc;
+
+/// Where the calling code sits in the task tree (its executor and its task
+/// groups), captured so that tasks can be spawned there later, from any
+/// thread.
+///
+/// Tasks spawned through a `Scope` join the groups that were current when it
+/// was captured, not those of the thread that spawns: an enclosing
+/// [`block_on`](crate::block_on) waits for them, and cancelling a
+/// [`TaskGroup`](crate::TaskGroup) of that scope cancels them, while the
+/// groups of whoever calls [`Scope::spawn`] play no part.
+///
+/// The scope does not keep its groups open: once they have ended (the
+/// `block_on` returned, the group's tasks finished), tasks spawned through
+/// it belong to no group.
+///
+/// ```
+/// use fastexec::Scope;
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::sync::Arc;
+///
+/// let ran = Arc::new(AtomicBool::new(false));
+/// let flag = ran.clone();
+/// fastexec::block_on(async move {
+///     let scope = Scope::current(); // this block_on's executor and groups
+///     // A plain thread, in no group, spawns into the scope ...
+///     std::thread::spawn(move || {
+///         scope.spawn(async move { flag.store(true, Ordering::Relaxed) }).detach();
+///     })
+///     .join()
+///     .unwrap();
+/// });
+/// // ... so the block_on waited for that task too.
+/// assert!(ran.load(Ordering::Relaxed));
+/// ```
+#[derive(Clone)]
+pub struct Scope {
+    executor: Arc<Shared>,
+    groups: Option<GroupsRef>,
+}
+
+/// A weak hold on a membership (see the module docs). loom's `Arc` has no
+/// `Weak`; no loom model builds a `Scope`, so under loom it holds strongly.
+#[cfg(not(loom))]
+type GroupsRef = std::sync::Weak<crate::task_group::Membership>;
+#[cfg(loom)]
+type GroupsRef = MembershipArc;
+
+impl Scope {
+    /// The scope of the calling code: inside a task or a `block_on`, that
+    /// executor and the current task groups; elsewhere the global executor
+    /// (started on first use, as by [`spawn`](crate::spawn)) and no group.
+    pub fn current() -> Scope {
+        Scope {
+            executor: executor::current(),
+            groups: context::membership().map(|m| downgrade(&m)),
+        }
+    }
+
+    /// Spawns `future` onto the scope's executor, in the scope's groups if
+    /// they are still alive (see the type's docs), whatever the calling
+    /// thread's own groups are.
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let groups = self.groups.as_ref().and_then(upgrade);
+        self.executor.spawn(future, groups, None)
+    }
+
+    /// Whether the scope's groups have all ended, so that a task spawned
+    /// through it would belong to no group. Always false for a scope
+    /// captured outside any group (it never had one).
+    pub fn has_ended(&self) -> bool {
+        self.groups.as_ref().is_some_and(|g| upgrade(g).is_none())
+    }
+}
+
+impl std::fmt::Debug for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope")
+            .field("in_groups", &self.groups.is_some())
+            .field("ended", &self.has_ended())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(not(loom))]
+fn downgrade(membership: &MembershipArc) -> GroupsRef {
+    Arc::downgrade(membership)
+}
+
+#[cfg(not(loom))]
+fn upgrade(groups: &GroupsRef) -> Option<MembershipArc> {
+    groups.upgrade()
+}
+
+#[cfg(loom)]
+fn downgrade(membership: &MembershipArc) -> GroupsRef {
+    membership.clone()
+}
+
+#[cfg(loom)]
+fn upgrade(groups: &GroupsRef) -> Option<MembershipArc> {
+    Some(groups.clone())
+}
