@@ -418,8 +418,11 @@ impl Worker {
             self.end_search();
         }
         self.counters.0.polls.add(1);
-        // The task's own panics are caught inside its future; this only
-        // catches a panic from a destructor that runs after completion.
+        // The task's panics, its future's destructor's included, are caught
+        // inside `TaskFuture`, and async-task runs what follows the poll
+        // under its own abort-on-panic guard; this catch only keeps the
+        // worker alive against anything else unwinding out of `run` (free
+        // on the path that does not unwind).
         let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
         // Output stored: only now may its groups count it as finished.
         let _ = catch_unwind(context::release_finished);
