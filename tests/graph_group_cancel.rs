@@ -43,6 +43,11 @@ fn cancelling_the_group_ends_a_task_its_driver_held_and_the_run() {
         // a driver, a member of the group.
         g.add(support::gated_task("held", &started, &never))
             .unwrap();
+        // Another driver, which the first one dropped aborts (or which the
+        // group's cancel drops first).
+        let other_started = Gate::new();
+        g.add(support::gated_task("held-too", &other_started, &never))
+            .unwrap();
         let ran = Arc::new(AtomicBool::new(false));
         g.add(flagged("after", &ran).after(["held"])).unwrap();
         g.add(flagged("after-after", &ran).after(["after"]))
@@ -51,6 +56,7 @@ fn cancelling_the_group_ends_a_task_its_driver_held_and_the_run() {
             let group = TaskGroup::new();
             let run = group.spawn(async move { g.start() }).await.unwrap();
             started.wait().await;
+            other_started.wait().await;
             assert_eq!(run.state("held"), Some(TaskState::Running));
             group.cancel();
             // Awaited from the block_on root, outside the group.
@@ -62,6 +68,7 @@ fn cancelling_the_group_ends_a_task_its_driver_held_and_the_run() {
         report
     });
     assert!(cancelled_by_group(&report, "held"), "{report}");
+    assert!(cancelled_by_group(&report, "held-too"), "{report}");
     for id in ["after", "after-after"] {
         assert_eq!(report.task(id).unwrap().state, TaskState::Cancelled);
         assert_eq!(report.task(id).unwrap().attempts, 0);
@@ -219,15 +226,21 @@ fn an_executor_shutting_down_mid_run_cancels_the_run() {
             .unwrap();
         g.add(Task::new("after", |_| async { Ok(2) }).after(["held"]))
             .unwrap();
+        let other_started = Gate::new();
+        g.add(support::gated_task("held-too", &other_started, &never))
+            .unwrap();
         // Started from a task in no group (a run started in a block_on would
         // keep that block_on waiting for the held task).
         let start = ex.spawn(async move { g.start() });
         let run = futures::executor::block_on(start).unwrap();
         started.wait_blocking();
-        // Drops the driver of "held", still waiting at its gate.
+        other_started.wait_blocking();
+        // Drops the drivers of "held" and "held-too", still waiting at
+        // their gate: the first one dropped aborts the other.
         drop(ex);
         futures::executor::block_on(run.wait_all())
     });
     assert!(cancelled_by_group(&report, "held"), "{report}");
     assert!(cancelled_by_group(&report, "after"), "{report}");
+    assert!(cancelled_by_group(&report, "held-too"), "{report}");
 }
