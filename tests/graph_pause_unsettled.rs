@@ -12,7 +12,9 @@ use std::pin::Pin;
 use std::task::Poll;
 use std::time::Duration;
 
-use fastexec::graph::{Graph, GraphError, SchedulerConfig, Task, TaskState};
+use fastexec::graph::{
+    CancelReason, Graph, GraphError, SchedulerConfig, Task, TaskError, TaskState,
+};
 use fastexec::{Executor, JoinError};
 use support::{within, Gate};
 
@@ -70,8 +72,14 @@ fn a_pause_whose_watcher_was_dropped_with_its_executor_is_an_error() {
             .downcast_ref::<JoinError>()
             .expect("the source is a JoinError");
         assert!(join.is_cancelled());
-        // The pause was not recorded: the core still has it running.
-        assert_eq!(run.state("busy"), Some(TaskState::Running));
+        // The pause was not recorded. The task's driver went with the
+        // executor too, which cancels the run (see `graph_group_cancel`).
+        assert_eq!(run.state("busy"), Some(TaskState::Cancelled));
+        let report = fastexec::block_on(run.wait_all());
+        assert!(matches!(
+            report.task("busy").unwrap().error,
+            Some(TaskError::Cancelled(CancelReason::GroupCancelled))
+        ));
         drop(never);
     });
 }

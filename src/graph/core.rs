@@ -1314,6 +1314,44 @@ impl<T> Core<T> {
         fx
     }
 
+    /// A task of the run (a runner, a hand-off, a driver) was dropped before
+    /// it finished its work: its task group was cancelled or its executor
+    /// shut down. Cancels the whole run, for good, with
+    /// [`CancelReason::GroupCancelled`]: every task not yet ended (running
+    /// ones' drivers are aborted, as by `cancel`), and, as after `stop`,
+    /// any added later. `runner` says the lost task was a runner, still
+    /// counted; `driver` is the node whose driver it was, whose handle is
+    /// given back to be dropped (detached) rather than aborted: that task
+    /// is the one being dropped. A driver of a node that has ended was
+    /// aborted on purpose (a cancel, a stop): that is no loss, and nothing
+    /// happens.
+    #[cold]
+    pub(crate) fn abandon(
+        &mut self,
+        runner: bool,
+        driver: Option<u32>,
+        now: Instant,
+    ) -> (Effects, Option<JoinHandle<()>>) {
+        let mut fx = Effects::default();
+        if runner {
+            self.runners = self.runners.saturating_sub(1);
+        }
+        let own = match driver {
+            Some(i) if self.node(i).state.is_terminal() => return (fx, None),
+            Some(i) => self.cold[i as usize]
+                .rare
+                .as_mut()
+                .and_then(|r| r.handle.take()),
+            None => None,
+        };
+        self.stopped = true;
+        self.cancel_all(CancelReason::GroupCancelled, now, &mut fx);
+        // Every task has ended: none is left for the runners a released
+        // budget asked for.
+        self.runners = self.runners.saturating_sub(mem::take(&mut fx.runners));
+        (fx, own)
+    }
+
     /// Pauses node `i`: a pending or ready task at once; for a running one,
     /// requests a pause at its next checkpoint and returns its control, on
     /// which the caller awaits the acknowledgement (outside the lock).

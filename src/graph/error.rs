@@ -279,6 +279,13 @@ pub enum CancelReason {
     /// of the graph's [`SchedulerConfig`](super::SchedulerConfig) (given
     /// here). Distinct from [`TaskError::TimedOut`], the task's own limit.
     PauseTimedOut(Duration),
+    /// A task of the run itself (a runner, or the task carrying on an
+    /// attempt that went asynchronous or waits to retry) was dropped before
+    /// it had finished its work: a [`TaskGroup`](crate::TaskGroup) the run
+    /// was started in was cancelled, or the run's executor shut down. The
+    /// whole run is then cancelled: every task not yet ended gets this
+    /// reason (see "Task groups" in the [module docs](super)).
+    GroupCancelled,
 }
 
 impl fmt::Display for CancelReason {
@@ -293,6 +300,9 @@ impl fmt::Display for CancelReason {
                     f,
                     "pause requested, but no checkpoint came within the pause timeout of {d:?}"
                 )
+            }
+            CancelReason::GroupCancelled => {
+                f.write_str("the run's task group was cancelled or its executor shut down")
             }
         }
     }

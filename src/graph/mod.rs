@@ -226,12 +226,19 @@
 //! [`RunHandle::add_task`] or [`RunHandle::add_batch`] from some other group.
 //! So an enclosing `block_on` waits for the run's tasks, and cancelling the
 //! group of a task that merely steers the run does not touch them (the test
-//! `graph_group_steering`). Cancelling a group the run was *started* in does
-//! end them, as it ends any task of that group; a task one of them had
-//! taken then stays running for good, and the run never finishes: cancel
-//! the run itself ([`RunHandle::stop`] or [`RunHandle::cancel`]) rather than
-//! the group it lives in. The pause timeout is a timer, not a task (see
-//! [`RunHandle::pause`]).
+//! `graph_group_steering`). Cancelling a group the run was *started* in
+//! cancels the run: its runners and drivers are dropped, as any task of
+//! that group, and the first of them dropped before it finished its work
+//! cancels every task of the run not yet ended, with
+//! [`CancelReason::GroupCancelled`] (tasks added later are cancelled too, as
+//! after a stop), so that [`RunHandle::wait_all`], awaited from outside the
+//! group, returns its report (the test `graph_group_cancel`). The executor
+//! shutting down while the run goes on, which drops its tasks too, ends
+//! the run the same way. A driver dropped on purpose (its task cancelled,
+//! or the run stopped) changes nothing else. To end a run and keep the
+//! attempts that are running, stop it ([`RunHandle::stop`]) rather than
+//! cancel the group it lives in. The pause timeout is a timer, not a task
+//! (see [`RunHandle::pause`]).
 //!
 //! The graph layer is written against fastexec's public API only (`spawn`,
 //! `Scope`, `JoinHandle`, `block_on`, `current_threads`), so it holds no

@@ -333,7 +333,8 @@ impl<T: Send + Sync + 'static> Shared<T> {
     #[inline(never)]
     fn carry_out(self: &Arc<Self>, fx: Effects, notify: bool) {
         for _ in 0..fx.runners {
-            self.scope.spawn(run_ready(Arc::clone(self))).detach();
+            let runner = Member::new(self, Role::Runner);
+            self.scope.spawn(run_ready(runner)).detach();
         }
         for (i, delay) in fx.retries {
             self.drive_apart(i, Resume::Backoff(delay), None);
@@ -387,7 +388,9 @@ impl<T: Send + Sync + 'static> Shared<T> {
         if let Some((at, body)) = began {
             self.give_back(i, body, Some(at));
         }
-        let handle = self.scope.spawn(drive(Arc::clone(self), i, resume));
+        let handle = self
+            .scope
+            .spawn(drive(Member::new(self, Role::Driver(i)), resume));
         let cancelled = self.lock().attach(i, handle);
         if let Some(mut handle) = cancelled {
             handle.abort();
@@ -477,6 +480,87 @@ impl<T: Send + Sync + 'static> std::task::Wake for PauseTimer<T> {
     }
 }
 
+/// One of the run's own tasks (a runner, a hand-off of a runner's batch,
+/// the driver of one node), which owns its hold on the run. Armed while
+/// the task has work to do; the task disarms it as it returns. Dropped
+/// armed, the task was dropped before it finished: a task group the run
+/// was started in was cancelled, or the executor shut down (see "Task
+/// groups" in the module docs). What it held would then be lost for good
+/// (an attempt left running, a runner counted that takes no ready task),
+/// so the run is cancelled instead ([`Core::abandon`]), and `wait_all`
+/// returns. A driver aborted on purpose (its task was cancelled or the run
+/// stopped) finds its node ended, and does nothing. A runner or a driver
+/// is one of these per task of the executor, not per node: the per-node
+/// path does not touch it.
+struct Member<T: Send + Sync + 'static> {
+    shared: Arc<Shared<T>>,
+    role: Role<T>,
+    armed: bool,
+}
+
+/// What a [`Member`] is to the run.
+enum Role<T> {
+    /// A runner ([`run_ready`]), counted in the core.
+    Runner,
+    /// A hand-off ([`run_apart`]), with the attempts it has not taken yet
+    /// (begun: their nodes are running, and their bodies are lent).
+    Apart(Vec<AttemptStart<T>>),
+    /// The driver of this node ([`drive`]), whose body is in the core.
+    Driver(u32),
+}
+
+impl<T: Send + Sync + 'static> Member<T> {
+    #[inline]
+    fn new(shared: &Arc<Shared<T>>, role: Role<T>) -> Self {
+        Member {
+            shared: Arc::clone(shared),
+            role,
+            armed: true,
+        }
+    }
+
+    /// The task finished its work: dropping it is no loss.
+    #[inline]
+    fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl<T: Send + Sync + 'static> Drop for Member<T> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.armed {
+            self.lost();
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static> Member<T> {
+    /// See the type's docs. Bodies lent to a hand-off are given back
+    /// first, so that the cancel retires them with the others; the effects
+    /// (waking the run's waiters, aborting the other drivers) are carried
+    /// out, and this task's own driver handle dropped, outside the lock.
+    #[cold]
+    #[inline(never)]
+    fn lost(&mut self) {
+        let (runner, driver, lent) = match &mut self.role {
+            Role::Runner => (true, None, Vec::new()),
+            Role::Apart(begun) => (false, None, mem::take(begun)),
+            Role::Driver(i) => (false, Some(*i), Vec::new()),
+        };
+        let (fx, own, late) = {
+            let mut core = self.shared.lock();
+            for start in lent {
+                core.give_back(start.node, start.body);
+            }
+            let (fx, own) = core.abandon(runner, driver, Instant::now());
+            (fx, own, core.take_late())
+        };
+        drop((own, late));
+        self.shared.apply(fx);
+    }
+}
+
 /// Attempts a runner starts before it yields to the executor, so that the
 /// other tasks of its worker (timers, waiters, other runners) get a turn.
 const RUNNER_BUDGET: usize = 128;
@@ -545,8 +629,9 @@ impl<T> Batch<T> {
 /// moves to a task of its own ([`drive`]) and the runner goes on. It leaves
 /// when no node is ready (see `core.rs` for why no ready node is then
 /// forgotten).
-async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
-    let mut batch = Batch::new(&shared, Vec::with_capacity(MAX_BATCH));
+async fn run_ready<T: Send + Sync + 'static>(mut runner: Member<T>) {
+    let shared = &runner.shared;
+    let mut batch = Batch::new(shared, Vec::with_capacity(MAX_BATCH));
     let mut budget = RUNNER_BUDGET;
     loop {
         let mut fx = Effects::default();
@@ -573,13 +658,15 @@ async fn run_ready<T: Send + Sync + 'static>(shared: Arc<Shared<T>>) {
                 budget = RUNNER_BUDGET;
                 crate::yield_now().await;
             }
-            Some(false) => return,
+            Some(false) => break,
             Some(true) => {
                 budget = budget.saturating_sub(batch.begun.len());
-                in_context(|cx| poll_batch(&shared, &mut batch, now, cx)).await;
+                in_context(|cx| poll_batch(shared, &mut batch, now, cx)).await;
             }
         }
     }
+    // Left with no node ready, no longer counted (see `next_attempts`).
+    runner.disarm();
 }
 
 /// Polls each begun attempt of `batch` (begun at `now`) once, in order,
@@ -610,10 +697,8 @@ fn poll_batch<T: Send + Sync + 'static>(
             }
             if now > *hand_off_at.get_or_insert_with(|| began + HAND_OFF_AFTER) {
                 let rest = std::iter::once(start).chain(starts).collect();
-                shared
-                    .scope
-                    .spawn(run_apart(Arc::clone(shared), rest))
-                    .detach();
+                let apart = Member::new(shared, Role::Apart(rest));
+                shared.scope.spawn(run_apart(apart)).detach();
                 return;
             }
         }
@@ -657,14 +742,22 @@ fn poll_batch<T: Send + Sync + 'static>(
 }
 
 /// Runs attempts a runner handed off (see [`poll_batch`]) and records them.
-async fn run_apart<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, begun: Vec<AttemptStart<T>>) {
-    let mut batch = Batch::new(&shared, begun);
+/// (It holds its attempts in `apart` until first polled, so that if it is
+/// dropped unpolled they go back to the run; see [`Member`].)
+async fn run_apart<T: Send + Sync + 'static>(mut apart: Member<T>) {
+    let begun = match &mut apart.role {
+        Role::Apart(begun) => mem::take(begun),
+        _ => unreachable!("a hand-off's member holds its attempts"),
+    };
+    let shared = &apart.shared;
+    let mut batch = Batch::new(shared, begun);
     while !batch.begun.is_empty() {
-        in_context(|cx| poll_batch(&shared, &mut batch, Instant::now(), cx)).await;
+        in_context(|cx| poll_batch(shared, &mut batch, Instant::now(), cx)).await;
         let mut fx = Effects::default();
         record(&mut shared.lock(), &mut batch, Instant::now(), &mut fx);
         shared.apply(fx);
     }
+    apart.disarm();
 }
 
 /// Calls `f` once with the current task's context.
@@ -812,9 +905,22 @@ enum Resume<T> {
     Backoff(Duration),
 }
 
-/// Runs node `i` from `resume` on: the attempt, then retries with backoff,
-/// and the final transition.
-async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut resume: Resume<T>) {
+/// Runs the node of `driver` from `resume` on: the attempt, then retries
+/// with backoff, and the final transition.
+async fn drive<T: Send + Sync + 'static>(mut driver: Member<T>, resume: Resume<T>) {
+    let Role::Driver(i) = driver.role else {
+        unreachable!("a driver's member names its node")
+    };
+    drive_node(&driver.shared, i, resume).await;
+    driver.disarm();
+}
+
+/// [`drive`]'s work: returns once node `i` needs its driver no more.
+async fn drive_node<T: Send + Sync + 'static>(
+    shared: &Arc<Shared<T>>,
+    i: u32,
+    mut resume: Resume<T>,
+) {
     loop {
         let result = match resume {
             Resume::Attempt(attempt) => attempt.await.map(|out| shared.share(out)),
@@ -840,7 +946,7 @@ async fn drive<T: Send + Sync + 'static>(shared: Arc<Shared<T>>, i: u32, mut res
                     }
                 };
                 let mut inputs = Inputs::new(Arc::new(RunHandle {
-                    shared: Arc::clone(&shared),
+                    shared: Arc::clone(shared),
                 }));
                 inputs.refill(i, start.attempt, start.outputs);
                 let body = start.body;
