@@ -7,11 +7,10 @@
 mod support;
 
 use std::future::pending;
-use std::sync::mpsc;
 use std::time::Duration;
 
 use fastexec::{spawn, TaskGroup};
-use support::{executor, with_timeout, DropCounter, TIMEOUT};
+use support::{executor, spawn_parked, with_timeout, DropCounter};
 
 /// Abort a parked task and keep the handle without awaiting it: the future
 /// must still be dropped.
@@ -20,14 +19,7 @@ fn abort_alone_drops_the_future() {
     with_timeout(|| {
         let ex = executor(1);
         let drops = DropCounter::new();
-        let (started_tx, started_rx) = mpsc::channel();
-        let guard = drops.guard();
-        let mut handle = ex.spawn(async move {
-            let _guard = guard;
-            started_tx.send(()).unwrap();
-            pending::<()>().await;
-        });
-        started_rx.recv_timeout(TIMEOUT).expect("task started");
+        let mut handle = spawn_parked(&ex, drops.guard());
         handle.abort();
         let dropped = drops.wait_for_within(1, Duration::from_secs(10));
         // Awaiting the handle would complete the cancellation; it is kept

@@ -12,21 +12,18 @@ use std::task::Poll;
 use std::time::Duration;
 
 use fastexec::graph::{
-    CancelReason, Graph, GraphError, RunHandle, SchedulerConfig, Task, TaskError, TaskState,
+    CancelReason, Graph, RunHandle, SchedulerConfig, Task, TaskError, TaskState,
 };
-use fastexec::{JoinHandle, TaskGroup};
+use fastexec::TaskGroup;
 use support::{within, Gate};
 
-/// Spawns, in `group`, a pause of `id` and returns once the request is
-/// made (the pause's first poll), with the pause's handle.
-async fn pause_in_group(
-    group: &TaskGroup,
-    run: &RunHandle<u32>,
-    id: &'static str,
-) -> JoinHandle<Result<(), GraphError>> {
+/// Requests a pause of `id` from a task of a new group, then cancels the
+/// group and checks that the requesting task ended cancelled.
+async fn pause_from_a_cancelled_group(run: &RunHandle<u32>, id: &'static str) {
     let (requested, r, run) = (Gate::new(), Gate::new(), run.clone());
     let opened = requested.clone();
-    let handle = group.spawn(async move {
+    let group = TaskGroup::new();
+    let pause = group.spawn(async move {
         let mut pause = pin!(run.pause(id));
         let pending = poll_fn(|cx| Poll::Ready(pause.as_mut().poll(cx).is_pending())).await;
         assert!(
@@ -38,7 +35,9 @@ async fn pause_in_group(
         pause.await
     });
     requested.wait().await;
-    handle
+    group.cancel();
+    group.wait().await;
+    assert!(pause.await.unwrap_err().is_cancelled());
 }
 
 #[test]
@@ -54,11 +53,7 @@ fn the_pause_timeout_applies_after_the_callers_group_is_cancelled() {
         let report = fastexec::block_on(async {
             let run = g.start();
             started.wait().await;
-            let group = TaskGroup::new();
-            let pause = pause_in_group(&group, &run, "busy").await;
-            group.cancel();
-            group.wait().await;
-            assert!(pause.await.unwrap_err().is_cancelled());
+            pause_from_a_cancelled_group(&run, "busy").await;
             // Without the timer, "busy" would wait for its checkpoint forever.
             run.wait_all().await
         });
@@ -97,11 +92,7 @@ fn a_checkpoint_after_the_callers_group_is_cancelled_is_recorded_as_a_pause() {
         fastexec::block_on(async {
             let run = g.start();
             started.wait().await;
-            let group = TaskGroup::new();
-            let pause = pause_in_group(&group, &run, "busy").await;
-            group.cancel();
-            group.wait().await;
-            assert!(pause.await.unwrap_err().is_cancelled());
+            pause_from_a_cancelled_group(&run, "busy").await;
             go.open(); // now it reaches its checkpoint and pauses there
             assert!(
                 support::spin_until(|| run.state("busy") == Some(TaskState::Paused)),

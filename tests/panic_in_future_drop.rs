@@ -8,12 +8,11 @@
 
 mod support;
 
-use std::future::{pending, Future};
+use std::future::Future;
 use std::pin::Pin;
-use std::sync::mpsc;
 use std::task::{Context, Poll};
 
-use support::{executor, with_timeout, DropCounter, DropGuard, TIMEOUT};
+use support::{executor, spawn_parked, with_timeout, DropCounter, DropGuard};
 
 /// Counts its drop, then panics (unless already unwinding).
 struct PanicOnDrop(#[allow(dead_code)] DropGuard);
@@ -60,14 +59,7 @@ fn panic_in_drop_of_an_aborted_task_gives_cancelled() {
     with_timeout(|| {
         let ex = executor(1);
         let drops = DropCounter::new();
-        let (started_tx, started_rx) = mpsc::channel();
-        let guard = PanicOnDrop(drops.guard());
-        let mut handle = ex.spawn(async move {
-            let _guard = guard;
-            started_tx.send(()).unwrap();
-            pending::<()>().await;
-        });
-        started_rx.recv_timeout(TIMEOUT).expect("task started");
+        let mut handle = spawn_parked(&ex, PanicOnDrop(drops.guard()));
         handle.abort();
         let err = futures::executor::block_on(handle).unwrap_err();
         assert!(err.is_cancelled());
@@ -81,19 +73,9 @@ fn panic_in_drop_while_the_executor_drops_its_tasks() {
     with_timeout(|| {
         let ex = executor(2);
         let drops = DropCounter::new();
-        let (started_tx, started_rx) = mpsc::channel();
-        let mut handles = Vec::new();
-        for _ in 0..10 {
-            let (guard, started_tx) = (PanicOnDrop(drops.guard()), started_tx.clone());
-            handles.push(ex.spawn(async move {
-                let _guard = guard;
-                started_tx.send(()).unwrap();
-                pending::<()>().await;
-            }));
-        }
-        for _ in 0..10 {
-            started_rx.recv_timeout(TIMEOUT).expect("task started");
-        }
+        let handles: Vec<_> = (0..10)
+            .map(|_| spawn_parked(&ex, PanicOnDrop(drops.guard())))
+            .collect();
         drop(ex);
         assert_eq!(drops.count(), 10, "every future dropped, once");
         for handle in handles {

@@ -52,6 +52,20 @@ pub fn executor(threads: usize) -> Executor {
         .expect("start executor")
 }
 
+/// Spawns on `ex` a task that holds `held` and never finishes, and returns
+/// its handle once the task has been polled (so `held` lives in a parked
+/// task, not in one still queued).
+pub fn spawn_parked<H: Send + 'static>(ex: &Executor, held: H) -> fastexec::JoinHandle<()> {
+    let (started_tx, started_rx) = mpsc::channel();
+    let handle = ex.spawn(async move {
+        let _held = held;
+        started_tx.send(()).unwrap();
+        std::future::pending::<()>().await;
+    });
+    started_rx.recv_timeout(TIMEOUT).expect("task started");
+    handle
+}
+
 /// The text of a panic payload (`&str` or `String`), or a placeholder.
 pub fn panic_text(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
