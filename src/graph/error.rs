@@ -189,8 +189,11 @@ pub enum GraphError {
     /// as paused) at its next checkpoint, and the pause timeout still
     /// applies (it is a timer, not a task), unless the executor `pause` was
     /// called on shut down; [`resume`](super::RunHandle::resume) withdraws
-    /// the request, [`cancel`](super::RunHandle::cancel) ends the task. Its
-    /// source is the watcher's [`JoinError`].
+    /// the request, [`cancel`](super::RunHandle::cancel) ends the task. If
+    /// the executor that shut down is the run's own, the run itself is
+    /// cancelled, every unfinished task with
+    /// [`CancelReason::GroupCancelled`]. Its source is the watcher's
+    /// [`JoinError`].
     PauseUnsettled {
         /// The task.
         id: TaskId,
