@@ -89,43 +89,47 @@ impl Registry {
     }
 }
 
-/// A task's entry in the registry, removed when dropped.
+/// Where a parked task's waker sits in the registry: its shard, and its key
+/// in that shard's slab.
 ///
-/// Kept small (an `Arc` and two `u32`s) because every parked task carries one.
-pub(crate) struct Registration {
-    shared: Arc<Shared>,
-    shard: u32,
+/// Six bytes aligned to two, so that a task keeps it in the bytes its
+/// stage's tag leaves free (`task::Stage`) and the executor's reference
+/// beside it is the only word registering costs a task. Valid only while
+/// the task holds that reference: [`register`] hands both out, and the task
+/// gives the slot back to [`Registry::deregister`] of that executor.
+#[derive(Clone, Copy, Default)]
+#[repr(C, packed(2))]
+pub(crate) struct Slot {
     key: u32,
+    shard: u16,
 }
 
-impl Registration {
-    /// Registers the task being polled on this thread: a worker's (in the
-    /// worker's shard), or a `block_on` thread's, where the simple scheduler
-    /// runs tasks too (in a shard picked by the thread). Returns `None`
-    /// where no executor is current and after shutdown.
-    pub(crate) fn register(waker: &Waker) -> Option<Registration> {
-        context::with_executor(|shared, worker| {
-            let shared = shared?;
-            let shard = match worker {
-                Some(worker) => worker.index(),
-                None => shared.registry().shard_of_this_thread(),
-            };
-            let key = shared.registry().insert(shard, waker)?;
-            Some(Registration {
-                shared: shared.clone(),
-                // Fits: at most 65,535 workers; slab keys past u32 would mean
-                // four billion parked tasks.
-                shard: shard as u32,
-                key: u32::try_from(key).expect("fewer than 2^32 parked tasks per shard"),
-            })
-        })
-    }
+/// Registers the waker of the task being polled on this thread: a worker's
+/// (in the worker's shard), or a `block_on` thread's, where the simple
+/// scheduler runs tasks too (in a shard picked by the thread). Returns the
+/// executor whose registry now holds the waker, and where; `None` where no
+/// executor is current and after shutdown.
+pub(crate) fn register(waker: &Waker) -> Option<(Arc<Shared>, Slot)> {
+    context::with_executor(|shared, worker| {
+        let shared = shared?;
+        let shard = match worker {
+            Some(worker) => worker.index(),
+            None => shared.registry().shard_of_this_thread(),
+        };
+        let key = shared.registry().insert(shard, waker)?;
+        let slot = Slot {
+            // Fits: an executor has at most 65,535 workers, hence shards.
+            shard: u16::try_from(shard).expect("at most 65,535 registry shards"),
+            // Slab keys past u32 would mean four billion parked tasks.
+            key: u32::try_from(key).expect("fewer than 2^32 parked tasks per shard"),
+        };
+        Some((shared.clone(), slot))
+    })
 }
 
-impl Drop for Registration {
-    fn drop(&mut self) {
-        self.shared
-            .registry()
-            .remove(self.shard as usize, self.key as usize);
+impl Registry {
+    /// Removes the waker that [`register`] put at `slot` in this registry.
+    pub(crate) fn deregister(&self, slot: Slot) {
+        self.remove(usize::from(slot.shard), slot.key as usize);
     }
 }
