@@ -105,6 +105,26 @@ impl Scope {
     pub fn has_ended(&self) -> bool {
         self.groups.as_ref().is_some_and(|g| upgrade(g).is_none())
     }
+
+    /// Whether the scope's executor has shut down (its
+    /// [`Executor`](crate::Executor) was dropped, or is being dropped). Once
+    /// that drop has returned, a task spawned through the scope is dropped
+    /// without running: its handle gives a cancelled
+    /// [`JoinError`](crate::JoinError). Never true of the global executor,
+    /// which does not shut down.
+    ///
+    /// ```
+    /// let executor = fastexec::Executor::builder().threads(1).build().unwrap();
+    /// let scope = executor.block_on(async { fastexec::Scope::current() });
+    /// assert!(!scope.executor_has_shut_down());
+    /// drop(executor);
+    /// assert!(scope.executor_has_shut_down());
+    /// let err = fastexec::block_on(scope.spawn(async { 1 })).unwrap_err();
+    /// assert!(err.is_cancelled());
+    /// ```
+    pub fn executor_has_shut_down(&self) -> bool {
+        self.executor.is_shutdown()
+    }
 }
 
 impl std::fmt::Debug for Scope {

@@ -15,7 +15,9 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
-use fastexec::graph::{Graph, GraphError, SchedulerConfig, Task, TaskError, TaskState};
+use fastexec::graph::{
+    CancelReason, Graph, GraphError, SchedulerConfig, Task, TaskError, TaskState,
+};
 use fastexec::Executor;
 use support::{within, Gate, TIMEOUT};
 
@@ -83,7 +85,7 @@ fn an_executor_dropped_from_its_own_task_with_a_pause_pending_shuts_down() {
         let report = fastexec::block_on(run.wait_all());
         assert!(matches!(
             report.task("busy").unwrap().error,
-            Some(TaskError::Cancelled(_))
+            Some(TaskError::Cancelled(CancelReason::ExecutorShutdown))
         ));
         assert_eq!(run.state("busy"), Some(TaskState::Cancelled));
         drop(never);

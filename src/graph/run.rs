@@ -612,12 +612,19 @@ impl<T: Send + Sync + 'static> Member<T> {
             Role::Apart(begun) => (false, None, mem::take(begun)),
             Role::Driver(i) => (false, Some(*i), Vec::new()),
         };
+        // The executor's shutdown flag is set before it drops any task; a
+        // group's cancel drops its tasks while their executor runs.
+        let reason = if self.shared.scope.executor_has_shut_down() {
+            CancelReason::ExecutorShutdown
+        } else {
+            CancelReason::GroupCancelled
+        };
         let (fx, own, late) = {
             let mut core = self.shared.lock();
             for start in lent {
                 core.give_back(start.node, start.body);
             }
-            let (fx, own) = core.abandon(runner, driver, Instant::now());
+            let (fx, own) = core.abandon(runner, driver, reason, Instant::now());
             (fx, own, core.take_late())
         };
         drop((own, late));
