@@ -411,8 +411,9 @@ impl<T: Send + Sync + 'static> Shared<T> {
 /// `pause` settles first and disarms it; it holds the run only weakly. If
 /// that executor shuts down first, the sleep moves to the timer queue of
 /// the executor current on the thread that shuts it down (see
-/// `Timer::register`); if that queue is closed too (the executor was
-/// dropped from one of its own tasks), the timeout does not apply.
+/// `Timer::register`); if that queue is closed too (for instance, the
+/// executor was dropped from one of its own tasks), the timeout does not
+/// apply.
 ///
 /// # Polling protocol
 ///
