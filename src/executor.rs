@@ -55,7 +55,7 @@ use crate::park::{Parker, Unparker};
 use crate::queue::{self, Local, Overflow, Steal};
 use crate::registry::Registry;
 use crate::sync::{fence, AtomicBool, AtomicUsize, Ordering::*};
-use crate::task::{Failure, JoinHandle, RawTask, Runnable, TaskFuture};
+use crate::task::{Failure, JoinHandle, RawHandle, RawTask, Runnable, TaskFuture, TaskOutput};
 use crate::task_group::{MemberGuard, MembershipArc};
 use crate::time::TimerQueue;
 use crate::worker::{self, Worker};
@@ -276,7 +276,7 @@ impl Shared {
         &self,
         future: F,
         membership: Option<MembershipArc>,
-    ) -> (Runnable, async_task::Task<Result<F::Output, Failure>>)
+    ) -> (Runnable, RawHandle<F::Output>)
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
@@ -943,7 +943,11 @@ where
         let _member = member;
         f()
     };
-    JoinHandle::new(shared.blocking.spawn_task(job, Failure::Panic))
+    JoinHandle::new(
+        shared
+            .blocking
+            .spawn_task(move || TaskOutput::new(job()), Failure::Panic),
+    )
 }
 
 /// Puts a blocking-pool thread's own membership (none) back after a job,

@@ -2,7 +2,9 @@
 //! runners, hand-offs and drivers are members of that group, and one of
 //! them dropped before it finished its work ends the whole run (every task
 //! not yet ended is cancelled with `CancelReason::GroupCancelled`), so that
-//! `wait_all` returns rather than waiting for a task no one carries on.
+//! `wait_all` returns rather than waiting for a task no one carries on. The
+//! executor shutting down ends the run the same way, with a reason of its
+//! own, `CancelReason::ExecutorShutdown`.
 //! Dropping them on purpose (a cancel, a stop) and finishing normally do
 //! not; neither does cancelling a group the run was not started in.
 
@@ -81,7 +83,7 @@ fn cancelling_the_group_ends_a_task_its_driver_held_and_the_run() {
             .as_ref()
             .unwrap()
             .to_string(),
-        "cancelled (the run's task group was cancelled or its executor shut down)"
+        "cancelled (the run's task group was cancelled)"
     );
 }
 
@@ -240,7 +242,26 @@ fn an_executor_shutting_down_mid_run_cancels_the_run() {
         drop(ex);
         futures::executor::block_on(run.wait_all())
     });
-    assert!(cancelled_by_group(&report, "held"), "{report}");
-    assert!(cancelled_by_group(&report, "after"), "{report}");
-    assert!(cancelled_by_group(&report, "held-too"), "{report}");
+    // A reason of its own: no group was cancelled.
+    for id in ["held", "after", "held-too"] {
+        let task = report.task(id).unwrap();
+        assert_eq!(task.state, TaskState::Cancelled, "{report}");
+        assert!(
+            matches!(
+                task.error,
+                Some(TaskError::Cancelled(CancelReason::ExecutorShutdown))
+            ),
+            "{report}"
+        );
+    }
+    assert_eq!(
+        report
+            .task("held")
+            .unwrap()
+            .error
+            .as_ref()
+            .unwrap()
+            .to_string(),
+        "cancelled (the run's executor shut down)"
+    );
 }

@@ -78,7 +78,7 @@ fn a_pause_whose_watcher_was_dropped_with_its_executor_is_an_error() {
         let report = fastexec::block_on(run.wait_all());
         assert!(matches!(
             report.task("busy").unwrap().error,
-            Some(TaskError::Cancelled(CancelReason::GroupCancelled))
+            Some(TaskError::Cancelled(CancelReason::ExecutorShutdown))
         ));
         drop(never);
     });

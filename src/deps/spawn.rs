@@ -240,7 +240,8 @@ where
     F: Future<Output = Result<T, Missing>> + Send + 'static,
 {
     use futures_util::FutureExt;
-    let producer = produce(node.clone(), future).map(Ok::<(), crate::task::Failure>);
+    let producer = produce(node.clone(), future)
+        .map(|()| Ok::<_, crate::task::Failure>(crate::task::TaskOutput::new(())));
     let (unstarted, task) = async_task::spawn(producer, schedule);
     (unstarted, task.fallible())
 }

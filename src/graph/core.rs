@@ -1316,8 +1316,9 @@ impl<T> Core<T> {
 
     /// A task of the run (a runner, a hand-off, a driver) was dropped before
     /// it finished its work: its task group was cancelled or its executor
-    /// shut down. Cancels the whole run, for good, with
-    /// [`CancelReason::GroupCancelled`]: every task not yet ended (running
+    /// shut down. Cancels the whole run, for good, with `reason`
+    /// ([`CancelReason::GroupCancelled`] or
+    /// [`CancelReason::ExecutorShutdown`]): every task not yet ended (running
     /// ones' drivers are aborted, as by `cancel`), and, as after `stop`,
     /// any added later. `runner` says the lost task was a runner, still
     /// counted; `driver` is the node whose driver it was, whose handle is
@@ -1330,6 +1331,7 @@ impl<T> Core<T> {
         &mut self,
         runner: bool,
         driver: Option<u32>,
+        reason: CancelReason,
         now: Instant,
     ) -> (Effects, Option<JoinHandle<()>>) {
         let mut fx = Effects::default();
@@ -1345,7 +1347,7 @@ impl<T> Core<T> {
             None => None,
         };
         self.stopped = true;
-        self.cancel_all(CancelReason::GroupCancelled, now, &mut fx);
+        self.cancel_all(reason, now, &mut fx);
         // Every task has ended: none is left for the runners a released
         // budget asked for.
         self.runners = self.runners.saturating_sub(mem::take(&mut fx.runners));

@@ -192,7 +192,7 @@ pub enum GraphError {
     /// the request, [`cancel`](super::RunHandle::cancel) ends the task. If
     /// the executor that shut down is the run's own, the run itself is
     /// cancelled, every unfinished task with
-    /// [`CancelReason::GroupCancelled`]. Its source is the watcher's
+    /// [`CancelReason::ExecutorShutdown`]. Its source is the watcher's
     /// [`JoinError`].
     PauseUnsettled {
         /// The task.
@@ -284,11 +284,21 @@ pub enum CancelReason {
     PauseTimedOut(Duration),
     /// A task of the run itself (a runner, or the task carrying on an
     /// attempt that went asynchronous or waits to retry) was dropped before
-    /// it had finished its work: a [`TaskGroup`](crate::TaskGroup) the run
-    /// was started in was cancelled, or the run's executor shut down. The
-    /// whole run is then cancelled: every task not yet ended gets this
-    /// reason (see "Task groups" in the [module docs](super)).
+    /// it had finished its work while the run's executor was still running:
+    /// a [`TaskGroup`](crate::TaskGroup) the run was started in was
+    /// cancelled. The whole run is then cancelled: every task not yet ended
+    /// gets this reason (see "Task groups" in the [module docs](super)).
     GroupCancelled,
+    /// A task of the run itself was dropped before it had finished its work
+    /// because the executor the run was started on shut down (its
+    /// [`Executor`](crate::Executor) was dropped while the run went on).
+    /// The whole run is cancelled as for
+    /// [`GroupCancelled`](Self::GroupCancelled), with this reason. The one
+    /// that counts is the state of the executor when the first of the run's
+    /// tasks is lost: a group cancelled just before its executor shut down,
+    /// whose tasks the shutdown dropped before they were polled again, gives
+    /// this reason too.
+    ExecutorShutdown,
 }
 
 impl fmt::Display for CancelReason {
@@ -304,9 +314,8 @@ impl fmt::Display for CancelReason {
                     "pause requested, but no checkpoint came within the pause timeout of {d:?}"
                 )
             }
-            CancelReason::GroupCancelled => {
-                f.write_str("the run's task group was cancelled or its executor shut down")
-            }
+            CancelReason::GroupCancelled => f.write_str("the run's task group was cancelled"),
+            CancelReason::ExecutorShutdown => f.write_str("the run's executor shut down"),
         }
     }
 }

@@ -234,7 +234,9 @@
 //! after a stop), so that [`RunHandle::wait_all`], awaited from outside the
 //! group, returns its report (the test `graph_group_cancel`). The executor
 //! shutting down while the run goes on, which drops its tasks too, ends
-//! the run the same way. A driver dropped on purpose (its task cancelled,
+//! the run the same way, with [`CancelReason::ExecutorShutdown`] (the run
+//! tells the two apart by whether its executor has begun to shut down when
+//! the first of its tasks is lost). A driver dropped on purpose (its task cancelled,
 //! or the run stopped) changes nothing else. To end a run and keep the
 //! attempts that are running, stop it ([`RunHandle::stop`]) rather than
 //! cancel the group it lives in. The pause timeout is a timer, not a task

@@ -409,12 +409,41 @@ impl<T: Send + Sync + 'static> Shared<T> {
 ///
 /// The queue's entry holds the timer (through its waker) until it fires or
 /// `pause` settles first and disarms it; it holds the run only weakly. If
-/// that executor shuts down first, the timeout does not apply.
+/// that executor shuts down first, the sleep moves to the timer queue of
+/// the executor current on the thread that shuts it down (see
+/// `Timer::register`); if that queue is closed too (for instance, the
+/// executor was dropped from one of its own tasks), the timeout does not
+/// apply.
+///
+/// # Polling protocol
+///
+/// A wake can come from any thread at any time, also from inside the
+/// sleep's own poll: a sleep that finds both queues closed wakes its waker
+/// before returning, on the polling thread, with the sleep's mutex held.
+/// So only one thread polls at a time, and a wake never waits for the
+/// poller. `polls` counts the polls owed:
+///
+/// * 0: no one is polling. A wake that raises it from 0 makes its thread
+///   the poller.
+/// * 1: a poller is polling. A wake that finds it at 1 or more (another
+///   thread's, or a re-entrant one from inside the sleep's poll) only
+///   raises it and returns, leaving the poll it asks for to the poller.
+/// * After a pending poll the poller lowers it from 1 to 0 and stops; if it
+///   is above 1, a wake arrived during that poll, so the poller sets it back
+///   to 1 and polls again. No wake is lost: either the poller sees the raise
+///   in that exchange, or the waker saw 0 and polls itself.
+///
+/// The poller also stops when the sleep is done: it fired, was disarmed
+/// (taken out of the mutex by [`disarm`](Self::disarm)), or no queue took
+/// it (the pending poll left it unregistered; polling it again would only
+/// wake again, forever), in which case it is dropped.
 struct PauseTimer<T> {
     shared: std::sync::Weak<Shared<T>>,
     node: u32,
     request: u64,
     timeout: Duration,
+    /// Polls owed; see "Polling protocol".
+    polls: AtomicUsize,
     sleep: Mutex<Option<Sleep>>,
 }
 
@@ -433,6 +462,7 @@ impl<T: Send + Sync + 'static> PauseTimer<T> {
             node,
             request,
             timeout,
+            polls: AtomicUsize::new(0),
             sleep: Mutex::new(Some(crate::time::sleep_until(deadline))),
         });
         let weak = Arc::downgrade(&timer);
@@ -440,21 +470,56 @@ impl<T: Send + Sync + 'static> PauseTimer<T> {
         Some(weak)
     }
 
-    /// Polls the sleep (registering this timer's waker); fires if it is due.
+    /// Asks for a poll of the sleep (registering this timer's waker), and
+    /// polls it unless another poll is under way (see "Polling protocol");
+    /// fires if it is due.
     fn poll(self: &Arc<Self>) {
+        // AcqRel: the Release half pairs with the Acquire of the poller's
+        // exchange (or swap) below, so that the poll it does for this wake
+        // sees what this thread did before waking; the Acquire half pairs
+        // with the poller's Release lowering to 0, when this thread becomes
+        // the next poller.
+        if self.polls.fetch_add(1, Ordering::AcqRel) != 0 {
+            return; // the poller polls again for us
+        }
         let waker = std::task::Waker::from(Arc::clone(self));
-        let mut slot = self.sleep.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(sleep) = slot.as_mut() else {
-            return; // fired or disarmed
+        let fired = loop {
+            let mut slot = self.sleep.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(sleep) = slot.as_mut() else {
+                break false; // fired or disarmed
+            };
+            if Pin::new(&mut *sleep)
+                .poll(&mut Context::from_waker(&waker))
+                .is_ready()
+            {
+                *slot = None;
+                break true;
+            }
+            if !sleep.is_registered() {
+                // No queue took it: the timeout does not apply.
+                *slot = None;
+                break false;
+            }
+            drop(slot);
+            // Release: pairs with the Acquire half of the next waker's
+            // `fetch_add`. Acquire on failure: pairs with the Release half
+            // of the `fetch_add`s that raised it during this poll.
+            match self
+                .polls
+                .compare_exchange(1, 0, Ordering::Release, Ordering::Acquire)
+            {
+                Ok(_) => return,
+                // Woken during the poll: once more. Acquire as above, for a
+                // wake raising it between the exchange and here.
+                Err(_) => self.polls.swap(1, Ordering::Acquire),
+            };
         };
-        if Pin::new(sleep)
-            .poll(&mut Context::from_waker(&waker))
-            .is_pending()
-        {
+        // Done with the sleep (the slot is empty): later wakes find nothing
+        // to poll. Release: pairs with the Acquire half of their `fetch_add`.
+        self.polls.store(0, Ordering::Release);
+        if !fired {
             return;
         }
-        *slot = None;
-        drop(slot);
         if let Some(shared) = self.shared.upgrade() {
             let now = Instant::now();
             let fx = shared
@@ -548,12 +613,19 @@ impl<T: Send + Sync + 'static> Member<T> {
             Role::Apart(begun) => (false, None, mem::take(begun)),
             Role::Driver(i) => (false, Some(*i), Vec::new()),
         };
+        // The executor's shutdown flag is set before it drops any task; a
+        // group's cancel drops its tasks while their executor runs.
+        let reason = if self.shared.scope.executor_has_shut_down() {
+            CancelReason::ExecutorShutdown
+        } else {
+            CancelReason::GroupCancelled
+        };
         let (fx, own, late) = {
             let mut core = self.shared.lock();
             for start in lent {
                 core.give_back(start.node, start.body);
             }
-            let (fx, own) = core.abandon(runner, driver, Instant::now());
+            let (fx, own) = core.abandon(runner, driver, reason, Instant::now());
             (fx, own, core.take_late())
         };
         drop((own, late));

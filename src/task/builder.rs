@@ -23,7 +23,7 @@ use crate::context;
 use crate::executor::{self, Executor, Shared};
 use crate::hooks::{FinishGuard, TaskId, TaskMeta};
 use crate::metrics::Stamp;
-use crate::task::{Failure, JoinHandle, RawTask, Runnable, TaskFuture};
+use crate::task::{JoinHandle, RawHandle, RawTask, Runnable, TaskFuture};
 use crate::task_group::MembershipArc;
 use crate::worker::Worker;
 use crate::Priority;
@@ -228,9 +228,6 @@ fn enqueue(
         }
     }
 }
-
-/// async-task's half of a [`JoinHandle`].
-type RawHandle<T> = async_task::Task<Result<T, Failure>>;
 
 /// Spawns through the decorated path (module docs).
 pub(crate) fn spawn_decorated<F>(

@@ -6,12 +6,12 @@ use std::pin::Pin;
 use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
-use super::{Failure, Panic};
+use super::{Failure, Panic, RawHandle, TaskOutput};
 
-type Output<T> = Option<Result<T, Failure>>;
+type Output<T> = Option<Result<TaskOutput<T>, Failure>>;
 
 /// The async-task handle inside a live [`JoinHandle`].
-pub(crate) type RawTask<T> = async_task::FallibleTask<Result<T, Failure>>;
+pub(crate) type RawTask<T> = async_task::FallibleTask<Result<TaskOutput<T>, Failure>>;
 
 /// An owned permission to await a task's output.
 ///
@@ -109,7 +109,7 @@ impl<T> AbortedState<T> {
 }
 
 impl<T: Send + 'static> JoinHandle<T> {
-    pub(crate) fn new(task: async_task::Task<Result<T, Failure>>) -> Self {
+    pub(crate) fn new(task: RawHandle<T>) -> Self {
         JoinHandle {
             live: Some(task.fallible()),
             aborted: AbortedSlot(None),
@@ -219,7 +219,7 @@ impl<T> Future for JoinHandle<T> {
             output
         };
         Poll::Ready(match output {
-            Some(Ok(value)) => Ok(value),
+            Some(Ok(value)) => Ok(value.into_inner()),
             Some(Err(Failure::Panic(panic))) => Err(JoinError::panic(panic)),
             Some(Err(Failure::Cancelled)) | None => Err(JoinError::cancelled()),
         })

@@ -167,6 +167,14 @@ impl Sleep {
         self.timer.cancel();
     }
 
+    /// Whether the last poll left the sleep waiting in a timer queue. False
+    /// after a pending poll only when no queue would take it (the one it
+    /// waited in and the current executor's both closed, see
+    /// `Timer::register`): nothing will wake it for its deadline.
+    pub(crate) fn is_registered(&self) -> bool {
+        self.timer.key.is_some()
+    }
+
     /// A sleep that registers in `queue` rather than the current one.
     #[cfg(test)]
     pub(crate) fn with_queue(deadline: Instant, queue: Arc<TimerQueue>) -> Self {

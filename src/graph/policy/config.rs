@@ -41,6 +41,12 @@ pub struct CustomResource {
 /// How a graph run schedules its ready tasks: budgets, priority aging and
 /// the pause timeout.
 ///
+/// Values that cannot mean anything ([`with_cpu_slots`](Self::with_cpu_slots)
+/// of 0, [`with_pause_timeout`](Self::with_pause_timeout) of zero) panic at
+/// once, as a programming error, as [`Builder`](crate::Builder)'s invalid
+/// sizes do; the same values read from the environment
+/// ([`from_env`](Self::from_env)) give an [`EnvError`] instead.
+///
 /// | setting | default | environment variable |
 /// | --- | --- | --- |
 /// | CPU slots (hard cap) | unlimited | `FASTEXEC_CPU_SLOTS` (1 or more) |
@@ -151,8 +157,25 @@ impl SchedulerConfig {
         Ok(config)
     }
 
-    /// At most `slots` CPU slots held by running tasks (a hard cap).
+    /// At most `slots` CPU slots held by running tasks (a hard cap). A task
+    /// demanding more than the cap is refused when it is added
+    /// ([`GraphError::ExceedsCap`](crate::graph::GraphError::ExceedsCap)).
+    ///
+    /// # Panics
+    ///
+    /// If `slots` is 0: every task demands one slot unless told otherwise,
+    /// so no such task could ever run (a task that needs no slot says so
+    /// with [`Demand::cpu_slots(0)`](crate::graph::Demand::cpu_slots), and
+    /// no cap is set by not calling this).
+    ///
+    /// ```should_panic
+    /// let _ = fastexec::graph::SchedulerConfig::new().with_cpu_slots(0);
+    /// ```
     pub fn with_cpu_slots(mut self, slots: u64) -> SchedulerConfig {
+        assert!(
+            slots > 0,
+            "SchedulerConfig::with_cpu_slots(0): a CPU slot cap must be 1 or more"
+        );
         self.cpu_slots = Some(slots);
         self
     }
@@ -195,7 +218,18 @@ impl SchedulerConfig {
     /// request before it is cancelled. A timeout too long for an
     /// [`Instant`](std::time::Instant), such as `Duration::MAX`, means no
     /// limit: the pause waits for the checkpoint as long as it takes.
+    ///
+    /// # Panics
+    ///
+    /// If `timeout` is zero: a running task would be cancelled by every
+    /// pause before it could reach a checkpoint (as a task's own zero
+    /// timeout is refused, see
+    /// [`GraphError::ZeroTimeout`](crate::graph::GraphError::ZeroTimeout)).
     pub fn with_pause_timeout(mut self, timeout: Duration) -> SchedulerConfig {
+        assert!(
+            !timeout.is_zero(),
+            "SchedulerConfig::with_pause_timeout(0): a pause timeout must be positive"
+        );
         self.pause_timeout = timeout;
         self
     }
