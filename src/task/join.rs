@@ -205,12 +205,7 @@ impl<T> Future for JoinHandle<T> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let output = if let Some(task) = &mut self.live {
             let output = std::task::ready!(Pin::new(task).poll(cx));
-            // Its output taken, the task is closed: letting go of it needs
-            // only async-task's detach, not the cancellation a drop tries
-            // first.
-            if let Some(task) = self.live.take() {
-                task.detach();
-            }
+            self.live = None;
             output
         } else {
             let output = match self.aborted.0.as_deref_mut() {
