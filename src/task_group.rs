@@ -254,13 +254,14 @@ impl MemberGuard {
     /// Counts a new task into every group of `membership`: into the
     /// `block_on` groups by holding the `Arc` (cloned by the caller), into
     /// each explicit group by its counter.
+    ///
+    /// A task in no group (the common case) takes the inline test only.
+    #[inline]
     pub(crate) fn enter(membership: Option<Arc<Membership>>) -> MemberGuard {
-        if let Some(m) = &membership {
-            if m.cancellable {
-                count_in_explicit_groups(m, GroupInner::enter);
-            }
+        match membership {
+            None => MemberGuard(None),
+            Some(m) => enter_groups(m),
         }
-        MemberGuard(membership)
     }
 
     /// Lends the membership out (to thread-local state during a poll).
@@ -320,6 +321,15 @@ impl MemberGuard {
         }
         CancelRegistration((!entries.is_empty()).then(|| Box::new(entries)))
     }
+}
+
+/// [`MemberGuard::enter`] for a task in some group.
+#[inline(never)]
+fn enter_groups(membership: Arc<Membership>) -> MemberGuard {
+    if membership.cancellable {
+        count_in_explicit_groups(&membership, GroupInner::enter);
+    }
+    MemberGuard(Some(membership))
 }
 
 /// Whether a group of `membership` was cancelled (out of line: a task in no

@@ -336,7 +336,7 @@ impl Worker {
     fn pull_overflow_batch(&self) -> Option<Runnable> {
         let mut tasks = self.shared.pop_overflow()?.into_iter();
         let first = tasks.next();
-        tasks.for_each(|task| self.local.push_back(task, &*self.shared));
+        self.local.push_many(tasks, &*self.shared);
         first
     }
 

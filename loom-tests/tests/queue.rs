@@ -103,3 +103,36 @@ fn two_thieves() {
         assert_conserved(got, CAPACITY);
     });
 }
+
+/// A batch pushed with one publishing store while a thief steals: the
+/// thief sees none of the batch or all of it, and nothing is lost.
+#[test]
+fn push_many_against_steal() {
+    loom::model(|| {
+        let injector = Arc::new(Injector::default());
+        let (owner, steal) = local::<usize>();
+        owner.push_back(0, &*injector);
+        let thief = spawn_thief(steal);
+        owner.push_many(1..CAPACITY, &*injector);
+        let mut got = thief.join().unwrap();
+        drain(&owner, &mut got);
+        got.extend(injector.0.lock().unwrap().drain(..));
+        assert_conserved(got, CAPACITY);
+    });
+}
+
+/// A batch larger than the room left goes in one by one, overflowing.
+#[test]
+fn push_many_past_capacity() {
+    loom::model(|| {
+        let injector = Arc::new(Injector::default());
+        let (owner, steal) = local::<usize>();
+        owner.push_back(0, &*injector);
+        let thief = spawn_thief(steal);
+        owner.push_many(1..CAPACITY + 2, &*injector);
+        let mut got = thief.join().unwrap();
+        drain(&owner, &mut got);
+        got.extend(injector.0.lock().unwrap().drain(..));
+        assert_conserved(got, CAPACITY + 2);
+    });
+}

@@ -17,9 +17,12 @@
 //! * **push** (owner): if `tail - steal < CAPACITY`, write the slot at `tail`
 //!   and publish it with a `Release` store of `tail + 1`. Otherwise the ring is
 //!   full: if no thief is active the owner claims the older half by moving both
-//!   counters forward with one CAS and hands that half, then the new item, to
-//!   the overflow target; if a thief is active, only the new item goes there
-//!   (the thief is about to free half the ring anyway).
+//!   counters forward with one CAS, hands that half to the overflow target and
+//!   pushes the new item into the room it made; if a thief is active, only the
+//!   new item goes there (the thief is about to free half the ring anyway).
+//! * **push many** (owner): if `tail + n - steal <= CAPACITY`, write the `n`
+//!   slots from `tail` on and publish them all with one `Release` store of
+//!   `tail + n`; otherwise push them one by one.
 //! * **pop** (owner): CAS `real` forward by one (and `steal` with it when they
 //!   were equal), then read the slot. The CAS races only with thieves.
 //! * **steal half** (thief): CAS `real` forward by half of `tail - real`,
@@ -56,7 +59,8 @@ const HALF: u32 = CAPACITY as u32 / 2;
 
 /// Where a full ring sends its older half.
 pub trait Overflow<T> {
-    /// Takes a batch, oldest first, followed by the item that did not fit.
+    /// Takes a batch, oldest first: the older half of a full ring, or an item
+    /// that did not fit while a thief was copying out the other half.
     fn push_batch(&self, batch: impl Iterator<Item = T>);
 }
 
@@ -64,7 +68,9 @@ struct Inner<T> {
     /// `steal` in the high 32 bits, `real` in the low 32 bits.
     head: AtomicU64,
     tail: AtomicU32,
-    slots: Box<[UnsafeCell<MaybeUninit<T>>]>,
+    /// An array, not a slice: a position reduced by `MASK` then needs no
+    /// bounds check.
+    slots: Box<[UnsafeCell<MaybeUninit<T>>; CAPACITY]>,
 }
 
 /// The owner's handle: push and pop. Not `Sync` and not `Clone`, so exactly
@@ -79,9 +85,12 @@ pub struct Steal<T>(Arc<Inner<T>>);
 
 /// Creates an empty ring and its two handles.
 pub fn local<T>() -> (Local<T>, Steal<T>) {
-    let slots = (0..CAPACITY)
+    let slots: Box<[_]> = (0..CAPACITY)
         .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
         .collect();
+    let Ok(slots) = slots.try_into() else {
+        unreachable!("CAPACITY slots were collected")
+    };
     let inner = Arc::new(Inner {
         head: AtomicU64::new(0),
         tail: AtomicU32::new(0),
@@ -164,10 +173,29 @@ impl<T> Local<T> {
         self.inner.tail.load(Relaxed)
     }
 
-    /// Pushes at the tail; when the ring is full, moves its older half and
-    /// then `item` to `overflow`.
-    pub fn push_back(&self, mut item: T, overflow: &impl Overflow<T>) {
+    /// Pushes at the tail; when the ring is full, first moves its older half
+    /// to `overflow`.
+    pub fn push_back(&self, item: T, overflow: &impl Overflow<T>) {
         let tail = self.tail_unsync();
+        // Acquire: pairs with the thief's AcqRel CAS that releases the slots
+        // it copied, before we write into them again.
+        let (steal, _) = unpack(self.inner.head.load(Acquire));
+        if tail.wrapping_sub(steal) < CAPACITY as u32 {
+            // SAFETY: `tail - steal < CAPACITY`, so the slot at `tail` is not
+            // claimed by anyone, and only the owner writes.
+            unsafe { self.inner.put(tail, item) };
+            // Release: publishes the slot to the Acquire loads of `tail` in
+            // `pop` and `steal_into`.
+            self.inner.tail.store(tail.wrapping_add(1), Release);
+            return;
+        }
+        self.push_back_full(tail, item, overflow);
+    }
+
+    /// [`push_back`](Local::push_back) onto a ring that looked full (out of
+    /// line: the common push stays a few instructions with no loop).
+    #[inline(never)]
+    fn push_back_full(&self, tail: u32, item: T, overflow: &impl Overflow<T>) {
         loop {
             // Acquire: pairs with the thief's AcqRel CAS that releases the
             // slots it copied, before we write into them again.
@@ -186,16 +214,15 @@ impl<T> Local<T> {
                 overflow.push_batch(std::iter::once(item));
                 return;
             }
-            match self.overflow_half(real, item, overflow) {
-                Ok(()) => return,
-                Err(back) => item = back,
-            }
+            // Claimed or not (a thief moved `head`), the next look finds
+            // room or tries again.
+            self.overflow_half(real, overflow);
         }
     }
 
-    /// Claims the older half of a full ring and sends it with `item` to the
-    /// overflow target. Fails (giving `item` back) if a thief moved `head`.
-    fn overflow_half(&self, real: u32, item: T, overflow: &impl Overflow<T>) -> Result<(), T> {
+    /// Claims the older half of a full ring and sends it to the overflow
+    /// target; does nothing if a thief moved `head` since it was read.
+    fn overflow_half(&self, real: u32, overflow: &impl Overflow<T>) {
         let claimed_to = real.wrapping_add(HALF);
         let expected = pack(real, real);
         // AcqRel: Acquire pairs with a thief's release of slots it copied;
@@ -207,16 +234,47 @@ impl<T> Local<T> {
             .compare_exchange(expected, pack(claimed_to, claimed_to), AcqRel, Relaxed)
             .is_err()
         {
-            return Err(item);
+            return;
         }
-        let inner = &self.inner;
-        let batch = (0..HALF).map(move |i| {
+        let inner: &Inner<T> = &self.inner;
+        overflow.push_batch((0..HALF).map(move |i| {
             // SAFETY: the CAS above claimed `real..real + HALF` for the owner;
             // those slots were pushed by this thread.
             unsafe { inner.take(real.wrapping_add(i)) }
-        });
-        overflow.push_batch(batch.chain(std::iter::once(item)));
-        Ok(())
+        }));
+    }
+
+    /// Pushes every item of `items` at the tail, oldest first, and publishes
+    /// them with one store when they all fit; otherwise pushes them one by
+    /// one (overflowing as [`push_back`](Local::push_back) does).
+    pub fn push_many<I>(&self, items: I, overflow: &impl Overflow<T>)
+    where
+        I: IntoIterator<Item = T>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        let mut items = items.into_iter();
+        let tail = self.tail_unsync();
+        // Acquire: pairs with the thief's AcqRel CAS that releases the slots
+        // it copied, before we write into them again.
+        let (steal, _) = unpack(self.inner.head.load(Acquire));
+        let used = tail.wrapping_sub(steal) as usize;
+        let n = items.len();
+        if n <= CAPACITY - used {
+            let mut pos = tail;
+            // `take`: a length that lied can never write past the room.
+            for item in items.by_ref().take(n) {
+                // SAFETY: `pos - steal < used + n <= CAPACITY`, so the slot
+                // is not claimed by anyone, and only the owner writes.
+                unsafe { self.inner.put(pos, item) };
+                pos = pos.wrapping_add(1);
+            }
+            // Release: publishes the slots to the Acquire loads of `tail` in
+            // `pop` and `steal_into`.
+            self.inner.tail.store(pos, Release);
+        }
+        for item in items {
+            self.push_back(item, overflow);
+        }
     }
 
     /// Pops the oldest item.

@@ -285,28 +285,27 @@ impl<F: Future> Future for TaskFuture<F> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        if this.member.is_cancelled() {
-            return Poll::Ready(Err(Failure::Cancelled));
-        }
         let mut stage = this.stage;
-        let polled = if !context::has_membership() {
-            match this.member.membership() {
-                // In no group, polled where no membership is installed (the
-                // common case): there is nothing to lend out and take back.
-                None => catch_unwind(AssertUnwindSafe(|| poll_then_drop(stage.as_mut(), cx))),
-                // In some group, polled where none is installed (a worker),
-                // and installed as the thread's cache, which the next task
-                // of the same scope finds in place.
-                Some(membership) if context::enter_cached(membership) => {
-                    let polled =
-                        catch_unwind(AssertUnwindSafe(|| poll_then_drop(stage.as_mut(), cx)));
-                    context::leave_cached();
-                    polled
-                }
-                Some(_) => poll_lent(this.member, stage.as_mut(), cx),
+        let polled = match this.member.membership() {
+            // In no group, polled where no membership is installed (the
+            // common case): there is nothing to lend out and take back, and
+            // no group that could have been cancelled.
+            None if !context::has_membership() => {
+                catch_unwind(AssertUnwindSafe(|| poll_then_drop(stage.as_mut(), cx)))
             }
-        } else {
-            poll_lent(this.member, stage.as_mut(), cx)
+            None => poll_lent(this.member, stage.as_mut(), cx),
+            Some(_) if this.member.is_cancelled() => {
+                return Poll::Ready(Err(Failure::Cancelled));
+            }
+            // In some group, polled where none is installed (a worker), and
+            // installed as the thread's cache, which the next task of the
+            // same scope finds in place.
+            Some(membership) if !context::has_membership() && context::enter_cached(membership) => {
+                let polled = catch_unwind(AssertUnwindSafe(|| poll_then_drop(stage.as_mut(), cx)));
+                context::leave_cached();
+                polled
+            }
+            Some(_) => poll_lent(this.member, stage.as_mut(), cx),
         };
         match polled {
             Ok(Poll::Ready(output)) => {
