@@ -52,7 +52,7 @@ use crate::context;
 use crate::ext::{ExtConfig, Extensions};
 use crate::idle::Idle;
 use crate::park::{Parker, Unparker};
-use crate::queue::{self, Local, Overflow, Steal};
+use crate::queue::{self, Local, Overflow, Posting, Steal};
 use crate::registry::Registry;
 use crate::sync::{fence, AtomicBool, AtomicUsize, Ordering::*};
 use crate::task::{Failure, JoinHandle, RawHandle, RawTask, Runnable, TaskFuture, TaskOutput};
@@ -68,6 +68,9 @@ pub(crate) struct Shared {
     /// This executor's key in the table of live executors.
     id: u64,
     injector: ConcurrentQueue<Runnable>,
+    /// The ring of the first outside thread that posts (`queue/posting.rs`):
+    /// its tasks go there while the injector is empty and the ring has room.
+    posting: Posting<Runnable>,
     /// Where full rings send their older half, in batches of
     /// [`OVERFLOW_BATCH`]: one push and one pop per batch instead of one per
     /// task through the injector.
@@ -201,6 +204,23 @@ impl Shared {
         self.injector.len()
     }
 
+    /// Tasks posted from outside and not yet taken: the injector's and the
+    /// outside poster's ring's.
+    pub(crate) fn outside_len(&self) -> usize {
+        self.injector.len() + self.posting.len()
+    }
+
+    /// Whether the outside poster's ring holds tasks (a racy hint).
+    pub(crate) fn has_posted(&self) -> bool {
+        self.posting.len() > 0
+    }
+
+    /// Moves half of the outside poster's ring (rounded up), oldest first,
+    /// to the back of `local`; returns how many.
+    pub(crate) fn take_posted(&self, local: &Local<Runnable>) -> usize {
+        self.posting.stealer().steal_batch_into(local)
+    }
+
     /// The oldest batch that overflowed from a full ring (never empty).
     pub(crate) fn pop_overflow(&self) -> Option<Vec<Runnable>> {
         pop_unless_empty(&self.overflow)
@@ -209,6 +229,7 @@ impl Shared {
     /// Whether any queue holds work (for the last searcher's final look).
     pub(crate) fn has_visible_work(&self) -> bool {
         !self.injector.is_empty()
+            || self.posting.len() > 0
             || !self.overflow.is_empty()
             // A lone task is its awake owner's next one (the watch covers
             // a long poll; `idle.rs`).
@@ -341,12 +362,52 @@ impl Shared {
         })
     }
 
-    /// Pushes to the injector and wakes a worker; after shutdown, drops the
-    /// task instead (which drops its future).
+    /// Queues a task from outside the workers and wakes a worker: in the
+    /// outside poster's ring if this thread owns it (or is the first to
+    /// post), else in the injector. After shutdown, drops the task instead
+    /// (which drops its future).
+    ///
+    /// Order: with one worker, tasks posted by one thread start in the order
+    /// they were posted. The ring's owner never posts to the injector (but
+    /// after shutdown); a full ring sends its older half to the overflow
+    /// queue, so what it sent there is older than what it holds; and a
+    /// worker looks at the overflow queue before the ring (`worker.rs`).
+    /// (The one exception: a worker that found the overflow queue empty and
+    /// then takes from the ring while the owner, meanwhile, filled it to
+    /// overflowing starts those newer tasks first.)
+    #[inline]
     fn inject(&self, task: Runnable) {
+        let task = if !self.is_shutdown() {
+            let key = context::thread_key();
+            match self.posting.try_push(key, task, self) {
+                Ok(()) => {
+                    self.notify_one();
+                    self.take_back_after_shutdown(key);
+                    return;
+                }
+                Err(task) => task,
+            }
+        } else {
+            task
+        };
         match self.injector.push(task) {
             Ok(()) => self.notify_one(),
             Err(PushError::Closed(task) | PushError::Full(task)) => drop(task),
+        }
+    }
+
+    /// The ring owner's half of the shutdown hand-over: the executor may
+    /// have drained the ring for the last time just before this thread's
+    /// push, so if it is shutting down the owner drops what it left there.
+    /// The check reads the flag after `notify_one`'s `SeqCst` fence, which
+    /// follows the push; `Executor::drop` stores the flag `SeqCst` and
+    /// fences before it drains the ring: either this read sees the flag or
+    /// that drain sees the push (the store-buffering shape, which is why
+    /// both sides are `SeqCst`).
+    #[inline]
+    fn take_back_after_shutdown(&self, key: u64) {
+        if self.is_shutdown() {
+            self.posting.drain_as(key, drop);
         }
     }
 
@@ -363,6 +424,16 @@ impl Shared {
     }
 
     fn drain_queues(&self) {
+        // SeqCst: pairs with the fence in the ring owner's push
+        // (`take_back_after_shutdown`): the ring is read after the
+        // shutdown flag's store.
+        fence(SeqCst);
+        let (spare, _) = queue::local();
+        while self.posting.stealer().steal_batch_into(&spare) > 0 {
+            while let Some(task) = spare.pop() {
+                drop(task);
+            }
+        }
         while let Ok(task) = self.injector.pop() {
             drop(task);
         }
@@ -393,7 +464,7 @@ pub(crate) fn pop_unless_empty<T>(queue: &ConcurrentQueue<T>) -> Option<T> {
 /// or more (half a ring in one piece) made every overflow consolidate the
 /// allocator's free lists. Batches of 32 cost ~10 instructions more per
 /// overflowed task (an allocation and a queue push and pop per 32 tasks).
-const OVERFLOW_BATCH: usize = 64;
+pub(crate) const OVERFLOW_BATCH: usize = 64;
 
 /// Queues a task of executor `id` that was woken: on one of that executor's
 /// workers, in its queues; elsewhere, in the executor's injector, or if the
@@ -594,9 +665,12 @@ impl Executor {
 
 impl Drop for Executor {
     fn drop(&mut self) {
-        // Release: pairs with the Acquire load in `is_shutdown`, so a worker
-        // that sees the flag sees everything done before the drop.
-        self.shared.shutdown.store(true, Release);
+        // SeqCst: the Release half pairs with the Acquire load in
+        // `is_shutdown`, so a worker that sees the flag sees everything done
+        // before the drop; SeqCst also orders the store before the fence
+        // ahead of the last drains of the outside poster's ring (see
+        // `take_back_after_shutdown`: a store then a read on each side).
+        self.shared.shutdown.store(true, SeqCst);
         self.shared.ext.begin_shutdown();
         for unparker in self.shared.unparkers.iter() {
             unparker.unpark();
@@ -637,7 +711,7 @@ impl std::fmt::Debug for Executor {
             .field("threads", &self.threads())
             .field("unparked", &unparked)
             .field("searching", &searching)
-            .field("injected", &self.shared.injected_len())
+            .field("injected", &self.shared.outside_len())
             .field("parked_tasks", &self.shared.registry.len())
             .finish()
     }
@@ -799,6 +873,7 @@ impl Builder {
             Shared {
                 id: live::next_id(),
                 injector: ConcurrentQueue::unbounded(),
+                posting: Posting::new(),
                 overflow: ConcurrentQueue::unbounded(),
                 stealers: stealers.into_boxed_slice(),
                 unparkers: parkers.iter().map(Parker::unparker).collect(),

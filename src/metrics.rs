@@ -297,7 +297,9 @@ pub struct Metrics {
     /// Tasks queued in each worker's ring, by worker index (LIFO slots not
     /// included).
     pub worker_queue_depths: Vec<usize>,
-    /// Tasks queued in the global injector.
+    /// Tasks posted from outside the workers and not yet taken by one: in
+    /// the global injector and in the ring of the first outside thread that
+    /// posted (the executor's module docs).
     pub injector_depth: usize,
     /// Tasks queued with [`Priority::High`](crate::Priority) and
     /// [`Priority::Low`](crate::Priority), in that order.
@@ -341,7 +343,7 @@ impl Executor {
             parks: counters.sum(|w| &w.parks),
             core_offers: counters.sum(|w| &w.core_offers),
             worker_queue_depths: shared.stealers().iter().map(|s| s.len()).collect(),
-            injector_depth: shared.injected_len(),
+            injector_depth: shared.outside_len(),
             priority_queue_depths: ext.priority.depths(),
             simple_ready_depth: ext.simple.as_ref().map_or(0, |s| s.ready_len()),
             latency: ext.latency.as_ref().map(|r| r.snapshot()),

@@ -24,6 +24,12 @@ pub(crate) use std::sync::{
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;
 
+/// Lets other threads run, for a short wait on another thread's progress.
+#[cfg(loom)]
+pub(crate) use loom::thread::yield_now;
+#[cfg(not(loom))]
+pub(crate) use std::thread::yield_now;
+
 #[cfg(not(loom))]
 pub(crate) use std::sync::OnceLock;
 

@@ -13,10 +13,14 @@
 //!
 //! # Where a task goes
 //!
-//! * A **spawned** task goes to the back of the spawning worker's ring (or to
-//!   the injector from any other thread). Tasks posted from outside start in
-//!   the order they were posted when one worker runs them (the injector is
-//!   FIFO and is only ever moved to the back of a ring); spawns from a task
+//! * A **spawned** task goes to the back of the spawning worker's ring. From
+//!   any other thread it goes to the ring of the first outside thread that
+//!   posted (if that is this thread; `queue/posting.rs`), else to the
+//!   injector. Tasks posted from outside start in the order they were
+//!   posted when one worker runs them (the poster's ring and the injector
+//!   are FIFO, are only ever moved to the back of a ring, and the poster's
+//!   ring sends its older half to the overflow queue when full, which
+//!   workers look at first; `Shared::inject`); spawns from a task
 //!   start in order until its ring overflows, which moves the older half, in
 //!   batches, to the executor's overflow queue.
 //! * A task **woken by the running task** on the same worker goes into the
@@ -33,13 +37,15 @@
 //! # Search order
 //!
 //! Written out in [`Worker::next_task`]: every [`GLOBAL_INTERVAL`] ticks a
-//! batch from the injector joins the back of the ring (and due timers
-//! fire, and a worker that only requeues self-waking tasks offers its
-//! core, below), so work posted from outside starts even while local tasks keep
-//! waking each other; then the LIFO slot, the local ring, a batch from the
-//! overflow queue, a batch from the injector, and finally stealing half of
-//! another worker's ring that holds two tasks or more (then the injector
-//! and overflow queue once more).
+//! batch of outside work joins the back of the ring (overflow batches,
+//! else half the outside poster's ring, else a share of the injector; and
+//! due timers fire, and a worker that only requeues self-waking tasks
+//! offers its core, below), so work posted from outside starts even while
+//! local tasks keep waking each other; then the LIFO slot, the local ring,
+//! a batch from the overflow queue, half the outside poster's ring or else
+//! a batch from the injector, and finally stealing half of another
+//! worker's ring that holds two tasks or more (then the overflow queue and
+//! the outside work once more).
 //!
 //! # Spinning on self-waking tasks
 //!
@@ -111,6 +117,7 @@ use std::time::{Duration, Instant};
 
 use crate::context;
 use crate::executor::Shared;
+use crate::executor::OVERFLOW_BATCH;
 use crate::metrics::{CachePadded, WorkerCounters};
 use crate::park::Parker;
 use crate::queue::{Local, CAPACITY};
@@ -325,8 +332,16 @@ impl Worker {
         None
     }
 
-    /// Moves a fair share of the injector into the ring; returns one task.
+    /// Moves a fair share of the work posted from outside into the ring;
+    /// returns one task, the oldest. Called with the slot and ring empty.
+    ///
+    /// Half of the outside poster's ring first (`queue/posting.rs`); the
+    /// injector only when that ring is empty, since its tasks are newer
+    /// (`Shared::inject`).
     fn pull_injected_batch(&self) -> Option<Runnable> {
+        if self.shared.take_posted(&self.local) > 0 {
+            return self.local.pop();
+        }
         let first = self.shared.pop_injected()?;
         self.move_injected_to_ring_at_most(self.fair_share() - 1);
         Some(first)
@@ -340,8 +355,33 @@ impl Worker {
         first
     }
 
-    /// Appends a fair share of the injector to the back of the ring.
+    /// Appends a fair share of the work posted from outside to the back of
+    /// the ring: half of the outside poster's ring, or if that is empty a
+    /// share of the injector (see [`pull_injected_batch`](Self::pull_injected_batch)).
+    ///
+    /// First, if there is room, overflow batches (up to half a ring): the
+    /// outside poster's ring sends its older half there when full, so it
+    /// may hold posted tasks older than the ring's, which would otherwise
+    /// wait until this ring runs empty (never, while self-waking tasks keep
+    /// requeueing).
     fn move_injected_to_ring(&self) {
+        // Up to half a ring, as from the injector below.
+        let mut moved = 0;
+        while moved < CAPACITY / 2 && self.local.remaining() >= OVERFLOW_BATCH {
+            let Some(batch) = self.shared.pop_overflow() else {
+                break;
+            };
+            moved += batch.len();
+            self.local.push_many(batch, &*self.shared);
+        }
+        if moved > 0 {
+            return;
+        }
+        // Not the injector while the ring still holds tasks (this ring had
+        // no room for half of it): they are older.
+        if self.shared.take_posted(&self.local) > 0 || self.shared.has_posted() {
+            return;
+        }
         self.move_injected_to_ring_at_most(self.fair_share());
     }
 
@@ -371,9 +411,11 @@ impl Worker {
             }
             self.searching.set(true);
         }
+        // The overflow queue before outside work: it may hold posted tasks
+        // older than those in the outside poster's ring.
         self.steal()
-            .or_else(|| self.pull_injected_batch())
             .or_else(|| self.pull_overflow_batch())
+            .or_else(|| self.pull_injected_batch())
     }
 
     /// Takes half of the first non-empty ring, starting at a random victim.

@@ -136,3 +136,41 @@ fn push_many_past_capacity() {
         assert_conserved(got, CAPACITY + 2);
     });
 }
+
+/// The outside poster's ring (`push_back_in_order`, `steal_batch_into`): the
+/// owner pushes past capacity while a thief takes a batch. Every item is
+/// taken exactly once, each consumer sees its items oldest first, and what
+/// the ring sent to the overflow target is older than what it kept.
+#[test]
+fn ordered_overflow_against_batch_steal() {
+    loom::model(|| {
+        let injector = Arc::new(Injector::default());
+        let (owner, steal) = local::<usize>();
+        for item in 0..CAPACITY {
+            owner.push_back_in_order(item, &*injector);
+        }
+        let thief = thread::spawn(move || {
+            let (mine, _) = local::<usize>();
+            let n = steal.steal_batch_into(&mine);
+            let mut got = Vec::new();
+            drain(&mine, &mut got);
+            assert_eq!(got.len(), n);
+            got
+        });
+        owner.push_back_in_order(CAPACITY, &*injector);
+        let stolen = thief.join().unwrap();
+        let mut kept = Vec::new();
+        drain(&owner, &mut kept);
+        let overflowed: Vec<usize> = injector.0.lock().unwrap().drain(..).collect();
+        for part in [&stolen, &kept, &overflowed] {
+            assert!(part.windows(2).all(|w| w[0] < w[1]), "in order: {part:?}");
+        }
+        if let (Some(newest_sent), Some(oldest_kept)) = (overflowed.last(), kept.first()) {
+            assert!(newest_sent < oldest_kept, "{overflowed:?} before {kept:?}");
+        }
+        let mut got = stolen;
+        got.extend(kept);
+        got.extend(overflowed);
+        assert_conserved(got, CAPACITY + 1);
+    });
+}

@@ -220,6 +220,41 @@ impl<T> Local<T> {
         }
     }
 
+    /// Pushes at the tail, keeping the ring's order across an overflow:
+    /// when the ring is full, its older half goes to `overflow` and `item`
+    /// into the freed room, so everything in `overflow` from this ring is
+    /// older than everything still in it (for a ring whose order is a
+    /// promise: the outside poster's, `posting.rs`). Unlike
+    /// [`push_back`](Self::push_back), which sends `item` to `overflow` alone
+    /// while a thief is copying out half the ring (ahead of older items still
+    /// in the ring), it waits for the thief to finish.
+    pub fn push_back_in_order(&self, item: T, overflow: &impl Overflow<T>) {
+        let tail = self.tail_unsync();
+        loop {
+            // Acquire: pairs with the thief's AcqRel CAS that releases the
+            // slots it copied, before we write into them again.
+            let (steal, real) = unpack(self.inner.head.load(Acquire));
+            if tail.wrapping_sub(steal) < CAPACITY as u32 {
+                // SAFETY: `tail - steal < CAPACITY`, so the slot at `tail` is
+                // not claimed by anyone, and only the owner writes.
+                unsafe { self.inner.put(tail, item) };
+                // Release: publishes the slot to the Acquire loads of `tail`
+                // in `pop` and the steals.
+                self.inner.tail.store(tail.wrapping_add(1), Release);
+                return;
+            }
+            if steal != real {
+                // A thief is copying out half the ring; it releases the
+                // slots when done.
+                crate::sync::yield_now();
+                continue;
+            }
+            // Full and no thief: send the older half on, then retry (a
+            // thief that moved `head` first makes the CAS fail; retry too).
+            self.overflow_half(real, overflow);
+        }
+    }
+
     /// Claims the older half of a full ring and sends it to the overflow
     /// target; does nothing if a thief moved `head` since it was read.
     fn overflow_half(&self, real: u32, overflow: &impl Overflow<T>) {
@@ -344,6 +379,26 @@ impl<T> Steal<T> {
             dst.inner.tail.store(last, Release);
         }
         Some(item)
+    }
+
+    /// Steals half of the victim's items (rounded up) into the back of
+    /// `dst`, oldest first, and returns how many; none if `dst` has less
+    /// than half a ring of room. Unlike [`steal_into`](Self::steal_into),
+    /// which hands back the newest of them to run at once, this keeps the
+    /// victim's order: the caller pops them from its own ring (the outside
+    /// poster's ring, whose order is a promise; `posting.rs`).
+    pub fn steal_batch_into(&self, dst: &Local<T>) -> usize {
+        if dst.remaining() < HALF as usize {
+            return 0;
+        }
+        let dst_tail = dst.tail_unsync();
+        let n = self.steal_into_ring(dst, dst_tail);
+        if n > 0 {
+            // Release: publishes the copied slots to whoever pops or steals
+            // from `dst` (their Acquire loads of `tail`).
+            dst.inner.tail.store(dst_tail.wrapping_add(n), Release);
+        }
+        n as usize
     }
 
     /// Claims, copies and releases up to half the victim's items. Returns how

@@ -5,7 +5,11 @@
 //! and pops at the head. [`Steal`] is the thieves' handle: it takes half of the
 //! queue at once, from the head. When the ring is full, the owner moves half of
 //! it to an [`Overflow`] target (the executor's overflow queue of batches).
+//! [`Posting`] is the same ring owned by the first thread outside the
+//! executor that posts work to it.
 
 mod local;
+mod posting;
 
 pub use local::{local, Local, Overflow, Steal, CAPACITY};
+pub use posting::Posting;
