@@ -173,6 +173,23 @@ impl<T> Local<T> {
         self.inner.tail.load(Relaxed)
     }
 
+    /// Writes `item` at `tail` (the owner's) and publishes it, if the ring
+    /// has room as of `steal`, read with `Acquire` by the caller; gives `item`
+    /// back if it has none.
+    #[inline(always)]
+    fn put_if_room(&self, tail: u32, steal: u32, item: T) -> Result<(), T> {
+        if tail.wrapping_sub(steal) >= CAPACITY as u32 {
+            return Err(item);
+        }
+        // SAFETY: `tail - steal < CAPACITY`, so the slot at `tail` is not
+        // claimed by anyone, and only the owner writes.
+        unsafe { self.inner.put(tail, item) };
+        // Release: publishes the slot to the Acquire loads of `tail` in `pop`
+        // and the steals.
+        self.inner.tail.store(tail.wrapping_add(1), Release);
+        Ok(())
+    }
+
     /// Pushes at the tail; when the ring is full, first moves its older half
     /// to `overflow`.
     pub fn push_back(&self, item: T, overflow: &impl Overflow<T>) {
@@ -180,35 +197,23 @@ impl<T> Local<T> {
         // Acquire: pairs with the thief's AcqRel CAS that releases the slots
         // it copied, before we write into them again.
         let (steal, _) = unpack(self.inner.head.load(Acquire));
-        if tail.wrapping_sub(steal) < CAPACITY as u32 {
-            // SAFETY: `tail - steal < CAPACITY`, so the slot at `tail` is not
-            // claimed by anyone, and only the owner writes.
-            unsafe { self.inner.put(tail, item) };
-            // Release: publishes the slot to the Acquire loads of `tail` in
-            // `pop` and `steal_into`.
-            self.inner.tail.store(tail.wrapping_add(1), Release);
-            return;
+        if let Err(item) = self.put_if_room(tail, steal, item) {
+            self.push_back_full(tail, item, overflow);
         }
-        self.push_back_full(tail, item, overflow);
     }
 
     /// [`push_back`](Local::push_back) onto a ring that looked full (out of
     /// line: the common push stays a few instructions with no loop).
     #[inline(never)]
-    fn push_back_full(&self, tail: u32, item: T, overflow: &impl Overflow<T>) {
+    fn push_back_full(&self, tail: u32, mut item: T, overflow: &impl Overflow<T>) {
         loop {
             // Acquire: pairs with the thief's AcqRel CAS that releases the
             // slots it copied, before we write into them again.
             let (steal, real) = unpack(self.inner.head.load(Acquire));
-            if tail.wrapping_sub(steal) < CAPACITY as u32 {
-                // SAFETY: `tail - steal < CAPACITY`, so the slot at `tail` is
-                // not claimed by anyone, and only the owner writes.
-                unsafe { self.inner.put(tail, item) };
-                // Release: publishes the slot to the Acquire loads of `tail`
-                // in `pop` and `steal_into`.
-                self.inner.tail.store(tail.wrapping_add(1), Release);
-                return;
-            }
+            item = match self.put_if_room(tail, steal, item) {
+                Ok(()) => return,
+                Err(item) => item,
+            };
             if steal != real {
                 // A thief is copying out half the ring right now.
                 overflow.push_batch(std::iter::once(item));
@@ -228,21 +233,16 @@ impl<T> Local<T> {
     /// [`push_back`](Self::push_back), which sends `item` to `overflow` alone
     /// while a thief is copying out half the ring (ahead of older items still
     /// in the ring), it waits for the thief to finish.
-    pub fn push_back_in_order(&self, item: T, overflow: &impl Overflow<T>) {
+    pub fn push_back_in_order(&self, mut item: T, overflow: &impl Overflow<T>) {
         let tail = self.tail_unsync();
         loop {
             // Acquire: pairs with the thief's AcqRel CAS that releases the
             // slots it copied, before we write into them again.
             let (steal, real) = unpack(self.inner.head.load(Acquire));
-            if tail.wrapping_sub(steal) < CAPACITY as u32 {
-                // SAFETY: `tail - steal < CAPACITY`, so the slot at `tail` is
-                // not claimed by anyone, and only the owner writes.
-                unsafe { self.inner.put(tail, item) };
-                // Release: publishes the slot to the Acquire loads of `tail`
-                // in `pop` and the steals.
-                self.inner.tail.store(tail.wrapping_add(1), Release);
-                return;
-            }
+            item = match self.put_if_room(tail, steal, item) {
+                Ok(()) => return,
+                Err(item) => item,
+            };
             if steal != real {
                 // A thief is copying out half the ring; it releases the
                 // slots when done.
