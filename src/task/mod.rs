@@ -137,6 +137,13 @@ impl Drop for CaughtPanic {
     }
 }
 
+/// Drops a panic payload no one will take, catching a panic from its
+/// destructor (as [`CaughtPanic`] does).
+#[cold]
+pub(crate) fn drop_panic(payload: Panic) {
+    drop(CaughtPanic(ManuallyDrop::new(payload)));
+}
+
 pin_project_lite::pin_project! {
     /// The user's future plus the executor's bookkeeping (see module docs).
     pub(crate) struct TaskFuture<F> {
