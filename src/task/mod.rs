@@ -407,6 +407,23 @@ mod tests {
         (size_of::<TaskFuture<F>>(), size_of::<Option<F>>())
     }
 
+    /// A caught payload is laid out as its bare box (`Failure` as an
+    /// `Option` of it), so the output async-task holds is as large as with
+    /// a bare box, whatever the value.
+    #[test]
+    fn a_caught_panic_keeps_the_niche_of_its_box() {
+        assert_eq!(size_of::<CaughtPanic>(), size_of::<Panic>());
+        assert_eq!(size_of::<Failure>(), size_of::<Option<Panic>>());
+        assert_eq!(
+            size_of::<Option<Result<TaskOutput<()>, Failure>>>(),
+            size_of::<Option<Result<(), Option<Panic>>>>()
+        );
+        assert_eq!(
+            size_of::<Option<Result<TaskOutput<u64>, Failure>>>(),
+            size_of::<Option<Result<u64, Option<Panic>>>>()
+        );
+    }
+
     /// A task's bookkeeping is three words beside an `Option` of its future
     /// (rounded up to a word): where its waker is registered rides in the
     /// stage's spare bytes (a field of its own made it four).
