@@ -1040,7 +1040,7 @@ where
     JoinHandle::new(
         shared
             .blocking
-            .spawn_task(move || TaskOutput::new(job()), Failure::Panic),
+            .spawn_task(move || TaskOutput::new(job()), Failure::panic),
     )
 }
 

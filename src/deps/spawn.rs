@@ -82,7 +82,13 @@ where
         let outcome = match result {
             Ok(value) => Ok(value),
             Err(Missing::Panic(payload)) => {
-                Err(CompletionError::from_panic(node.label(), &*payload))
+                let error = CompletionError::from_panic(node.label(), &*payload);
+                // Its `Drop` may panic (a payload is any value given to
+                // `panic_any`): caught, or it would unwind past the node,
+                // taken out of the guard but not finished yet, which every
+                // awaiter and dependent would then wait for forever.
+                crate::task::drop_panic(payload);
+                Err(error)
             }
             Err(Missing::Cancelled) => Err(CompletionError::Cancelled { task: node.label() }),
         };

@@ -1315,10 +1315,10 @@ impl<T> Core<T> {
     }
 
     /// A task of the run (a runner, a hand-off, a driver) was dropped before
-    /// it finished its work: its task group was cancelled or its executor
-    /// shut down. Cancels the whole run, for good, with `reason`
-    /// ([`CancelReason::GroupCancelled`] or
-    /// [`CancelReason::ExecutorShutdown`]): every task not yet ended (running
+    /// it finished its work: its task group was cancelled, its executor
+    /// shut down, or it panicked. Cancels the whole run, for good, with
+    /// `reason` ([`CancelReason::GroupCancelled`],
+    /// [`CancelReason::ExecutorShutdown`] or [`CancelReason::Internal`]): every task not yet ended (running
     /// ones' drivers are aborted, as by `cancel`), and, as after `stop`,
     /// any added later. `runner` says the lost task was a runner, still
     /// counted; `driver` is the node whose driver it was, whose handle is

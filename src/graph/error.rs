@@ -299,6 +299,16 @@ pub enum CancelReason {
     /// whose tasks the shutdown dropped before they were polled again, gives
     /// this reason too.
     ExecutorShutdown,
+    /// A task of the run itself panicked, and was dropped as the panic
+    /// unwound before it had finished its work: a bug in fastexec's graph
+    /// layer (a body's panic is caught, and is that task's
+    /// [`TaskError::Panicked`]); please report it. The whole run is
+    /// cancelled as for [`GroupCancelled`](Self::GroupCancelled), with this
+    /// reason. If the run's executor had begun to shut down by then,
+    /// [`ExecutorShutdown`](Self::ExecutorShutdown) is given instead: an
+    /// executor dropped from a thread that is itself unwinding drops the
+    /// run's tasks during that unwinding, which is no fault of the run.
+    Internal,
 }
 
 impl fmt::Display for CancelReason {
@@ -316,6 +326,9 @@ impl fmt::Display for CancelReason {
             }
             CancelReason::GroupCancelled => f.write_str("the run's task group was cancelled"),
             CancelReason::ExecutorShutdown => f.write_str("the run's executor shut down"),
+            CancelReason::Internal => f.write_str(
+                "a task of the run itself panicked: a bug in fastexec's graph layer, please report it",
+            ),
         }
     }
 }

@@ -236,8 +236,11 @@
 //! shutting down while the run goes on, which drops its tasks too, ends
 //! the run the same way, with [`CancelReason::ExecutorShutdown`] (the run
 //! tells the two apart by whether its executor has begun to shut down when
-//! the first of its tasks is lost). A driver dropped on purpose (its task cancelled,
-//! or the run stopped) changes nothing else. To end a run and keep the
+//! the first of its tasks is lost). Should one of the run's own tasks
+//! panic (a bug in this layer: a body's panic is caught and fails only its
+//! task), the run ends the same way, with [`CancelReason::Internal`]. A
+//! driver dropped on purpose (its task cancelled, or the run stopped)
+//! changes nothing else. To end a run and keep the
 //! attempts that are running, stop it ([`RunHandle::stop`]) rather than
 //! cancel the group it lives in. The pause timeout is a timer, not a task
 //! (see [`RunHandle::pause`]).

@@ -550,7 +550,8 @@ impl<T: Send + Sync + 'static> std::task::Wake for PauseTimer<T> {
 /// the task has work to do; the task disarms it as it returns. Dropped
 /// armed, the task was dropped before it finished: a task group the run
 /// was started in was cancelled, or the executor shut down (see "Task
-/// groups" in the module docs). What it held would then be lost for good
+/// groups" in the module docs), or the task panicked (a bug of this layer;
+/// see [`lost_reason`]). What it held would then be lost for good
 /// (an attempt left running, a runner counted that takes no ready task),
 /// so the run is cancelled instead ([`Core::abandon`]), and `wait_all`
 /// returns. A driver aborted on purpose (its task was cancelled or the run
@@ -613,13 +614,7 @@ impl<T: Send + Sync + 'static> Member<T> {
             Role::Apart(begun) => (false, None, mem::take(begun)),
             Role::Driver(i) => (false, Some(*i), Vec::new()),
         };
-        // The executor's shutdown flag is set before it drops any task; a
-        // group's cancel drops its tasks while their executor runs.
-        let reason = if self.shared.scope.executor_has_shut_down() {
-            CancelReason::ExecutorShutdown
-        } else {
-            CancelReason::GroupCancelled
-        };
+        let reason = lost_reason(&self.shared.scope);
         let (fx, own, late) = {
             let mut core = self.shared.lock();
             for start in lent {
@@ -630,6 +625,24 @@ impl<T: Send + Sync + 'static> Member<T> {
         };
         drop((own, late));
         self.shared.apply(fx);
+    }
+}
+
+/// Why a run whose task (started in `scope`) was dropped before it finished
+/// its work is cancelled. The executor's shutdown flag is set before it
+/// drops any task, so it is tested first: an executor dropped from a thread
+/// that is unwinding drops the run's tasks during that unwinding. Otherwise
+/// a task dropped while its thread unwinds is the run's own task that
+/// panicked (its future's locals are dropped by the unwinding); a group's
+/// cancel drops its tasks while their executor runs, in no unwinding.
+#[cold]
+fn lost_reason(scope: &crate::Scope) -> CancelReason {
+    if scope.executor_has_shut_down() {
+        CancelReason::ExecutorShutdown
+    } else if std::thread::panicking() {
+        CancelReason::Internal
+    } else {
+        CancelReason::GroupCancelled
     }
 }
 
@@ -1121,6 +1134,11 @@ fn panic_error(payload: Box<dyn Any + Send>) -> TaskError {
     } else {
         "non-string panic payload".to_owned()
     };
+    // A payload is any value given to `panic_any`, whose `Drop` may panic:
+    // caught here (the panic hook reports it), that panic fails no more
+    // than the body's own did, where it would otherwise unwind out of the
+    // runner or driver and cancel the whole run.
+    let _ = panic::catch_unwind(AssertUnwindSafe(move || drop(payload)));
     TaskError::Panicked(msg)
 }
 
@@ -1557,5 +1575,76 @@ impl Drop for Watching<'_> {
     fn drop(&mut self) {
         // Relaxed: a stale count only costs a spurious notify.
         self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run on `executor` of a task whose attempt never ends (a driver
+    /// holds it) and a dependent of it, once the first is running.
+    fn held_run(executor: &crate::Executor) -> RunHandle<u32> {
+        let mut graph = Graph::<u32>::new();
+        graph
+            .add(Task::new("held", |_| async {
+                std::future::pending::<()>().await;
+                Ok(1)
+            }))
+            .unwrap();
+        graph
+            .add(Task::new("after", |_| async { Ok(2) }).after(["held"]))
+            .unwrap();
+        let run = executor
+            .block_on(executor.spawn(async move { graph.start() }))
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while run.state("held") != Some(TaskState::Running) {
+            assert!(Instant::now() < deadline, "the attempt never began");
+            std::thread::yield_now();
+        }
+        run
+    }
+
+    /// The reason every task of `run`'s report was cancelled with.
+    fn reasons(executor: &crate::Executor, run: &RunHandle<u32>) -> Vec<Option<CancelReason>> {
+        let report = executor.block_on(run.wait_all());
+        ["held", "after"]
+            .iter()
+            .map(|id| match &report.task(id).unwrap().error {
+                Some(TaskError::Cancelled(reason)) => Some(reason.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// No hook makes one of the run's own tasks panic (its bodies' panics
+    /// are caught), so this drops one of their guards the way such a panic
+    /// would: while the thread unwinds (an `async fn`'s locals, the guard
+    /// among them, are dropped by a panic unwinding out of its poll). The
+    /// run is cancelled with `Internal`, not `GroupCancelled`, whose group
+    /// was never cancelled.
+    #[test]
+    fn a_task_of_the_run_lost_to_a_panic_cancels_it_as_internal() {
+        let executor = crate::Executor::builder().threads(1).build().unwrap();
+        let run = held_run(&executor);
+        let member = Member::new(&run.shared, Role::Apart(Vec::new()));
+        let unwound = panic::catch_unwind(AssertUnwindSafe(move || {
+            let _member = member;
+            panic!("a bug in the graph layer");
+        }));
+        assert!(unwound.is_err());
+        let internal = Some(CancelReason::Internal);
+        assert_eq!(reasons(&executor, &run), [internal.clone(), internal]);
+    }
+
+    /// The same guard dropped with no unwinding: a group's cancel.
+    #[test]
+    fn a_task_of_the_run_lost_otherwise_cancels_it_as_its_group() {
+        let executor = crate::Executor::builder().threads(1).build().unwrap();
+        let run = held_run(&executor);
+        drop(Member::new(&run.shared, Role::Apart(Vec::new())));
+        let group = Some(CancelReason::GroupCancelled);
+        assert_eq!(reasons(&executor, &run), [group.clone(), group]);
     }
 }

@@ -16,8 +16,9 @@
 //! executor; every other thread, and the owner whenever the ring is full,
 //! posts to the injector as before. Keys are never reused, so only the
 //! claiming thread ever reaches the owner's handle: that is the whole of
-//! the `Sync` argument below. (If the owner exits, the ring stays empty and
-//! outside work goes through the injector.)
+//! the `Sync` argument below. (If the owner exits, workers take what it
+//! left in the ring, which then stays empty, and outside work goes through
+//! the injector.)
 //!
 //! Where the work goes, and why order and wake-ups hold, is the executor's
 //! business (`executor.rs`, `worker.rs`): a push here is followed by the

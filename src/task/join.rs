@@ -220,7 +220,7 @@ impl<T> Future for JoinHandle<T> {
         };
         Poll::Ready(match output {
             Some(Ok(value)) => Ok(value.into_inner()),
-            Some(Err(Failure::Panic(panic))) => Err(JoinError::panic(panic)),
+            Some(Err(Failure::Panic(panic))) => Err(JoinError::panic(panic.into_inner())),
             Some(Err(Failure::Cancelled)) | None => Err(JoinError::cancelled()),
         })
     }

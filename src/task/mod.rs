@@ -92,9 +92,56 @@ pub(crate) type Panic = Box<dyn Any + Send + 'static>;
 /// Why a task ended without a value of its own making.
 pub(crate) enum Failure {
     /// Its future panicked.
-    Panic(Panic),
+    Panic(CaughtPanic),
     /// One of its task groups was cancelled.
     Cancelled,
+}
+
+impl Failure {
+    /// A task's failure from the payload of its panic (a function, for the
+    /// blocking pool's `on_panic`).
+    pub(crate) fn panic(payload: Panic) -> Self {
+        Failure::Panic(CaughtPanic(ManuallyDrop::new(payload)))
+    }
+}
+
+/// A panic payload caught from a task, whose destructor runs under
+/// `catch_unwind` if the payload is dropped rather than taken: async-task
+/// drops the failure of a task that ends detached under an abort-on-panic
+/// guard, as it does an output (see [`TaskOutput`]), and a payload is any
+/// value given to `panic_any`, whose `Drop` may panic. Such a panic is
+/// reported by the panic hook and otherwise discarded. A handle that
+/// awaits the task takes the payload ([`into_inner`](Self::into_inner)) as
+/// it was.
+///
+/// Laid out as the box (`ManuallyDrop` keeps its niche, so `Failure` and
+/// async-task's `Option<Result<..>>` around it keep their tags); only a
+/// failed task's drop glue reaches the wrapper's drop.
+pub(crate) struct CaughtPanic(ManuallyDrop<Panic>);
+
+impl CaughtPanic {
+    /// The payload, for the handle that awaited the task.
+    pub(crate) fn into_inner(self) -> Panic {
+        // The wrapper's own drop must not run: the payload leaves it.
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this.0` holds the payload (only this function and the
+        // wrapper's drop take it out, and both consume the wrapper), and
+        // `this` is never used or dropped again, so it is read once.
+        unsafe { ManuallyDrop::take(&mut this.0) }
+    }
+}
+
+impl Drop for CaughtPanic {
+    fn drop(&mut self) {
+        drop_output_caught(&mut self.0);
+    }
+}
+
+/// Drops a panic payload no one will take, catching a panic from its
+/// destructor (as [`CaughtPanic`] does).
+#[cold]
+pub(crate) fn drop_panic(payload: Panic) {
+    drop(CaughtPanic(ManuallyDrop::new(payload)));
 }
 
 pin_project_lite::pin_project! {
@@ -220,14 +267,16 @@ impl<T> Drop for TaskOutput<T> {
     }
 }
 
-/// Drops an output no one took, catching a panic from its destructor (cold:
-/// only outputs of detached tasks, or of handles dropped unawaited, get here).
+/// Drops an output (or a panic payload) no one took, catching a panic from
+/// its destructor (cold: only outputs of detached tasks, or of handles
+/// dropped unawaited, get here).
 #[cold]
 #[inline(never)]
 fn drop_output_caught<T>(output: &mut ManuallyDrop<T>) {
-    // SAFETY: called once, from the wrapper's drop, while `output` still
-    // holds its value (`into_inner` does not run the wrapper's drop); the
-    // wrapper is gone after this, so the dropped value is never used. If the
+    // SAFETY: called once, from the drop of the wrapper holding `output`
+    // (`TaskOutput` or `CaughtPanic`), while it still holds its value (their
+    // `into_inner` does not run the wrapper's drop); the wrapper is gone
+    // after this, so the dropped value is never used. If the
     // destructor panics, the value counts as dropped all the same (its
     // fields' drop glue still runs during the unwind), and the unwind stops
     // here.
@@ -314,7 +363,7 @@ impl<F: Future> Future for TaskFuture<F> {
             }
             Err(panic) => {
                 context::stash_finished(this.member.take_guard());
-                Poll::Ready(Err(Failure::Panic(panic)))
+                Poll::Ready(Err(Failure::panic(panic)))
             }
             Ok(Poll::Pending) => {
                 if this.registered_with.is_none() {
@@ -356,6 +405,23 @@ mod tests {
     fn sizes<F: Future>(future: F) -> (usize, usize) {
         drop(future);
         (size_of::<TaskFuture<F>>(), size_of::<Option<F>>())
+    }
+
+    /// A caught payload is laid out as its bare box (`Failure` as an
+    /// `Option` of it), so the output async-task holds is as large as with
+    /// a bare box, whatever the value.
+    #[test]
+    fn a_caught_panic_keeps_the_niche_of_its_box() {
+        assert_eq!(size_of::<CaughtPanic>(), size_of::<Panic>());
+        assert_eq!(size_of::<Failure>(), size_of::<Option<Panic>>());
+        assert_eq!(
+            size_of::<Option<Result<TaskOutput<()>, Failure>>>(),
+            size_of::<Option<Result<(), Option<Panic>>>>()
+        );
+        assert_eq!(
+            size_of::<Option<Result<TaskOutput<u64>, Failure>>>(),
+            size_of::<Option<Result<u64, Option<Panic>>>>()
+        );
     }
 
     /// A task's bookkeeping is three words beside an `Option` of its future

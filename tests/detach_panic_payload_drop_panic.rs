@@ -1,0 +1,131 @@
+//! A task that panics with a payload (`std::panic::panic_any`) whose own
+//! destructor panics. async-task drops the failure of a task that ends
+//! detached (no handle to take it) under an abort-on-panic guard, so before
+//! the fix such a task aborted the whole process (the test binary died with
+//! SIGABRT), as an output whose `Drop` panics did (see
+//! `detach_output_drop_panic.rs`). Now the second panic is caught (the
+//! panic hook still reports it): the worker survives, other tasks run, and
+//! the payload is dropped exactly once. A handle that awaits the task gets
+//! the payload itself, unchanged.
+
+mod support;
+
+use std::panic::{catch_unwind, panic_any, AssertUnwindSafe};
+
+use support::{executor, with_timeout, DropCounter, DropGuard, Gate};
+
+/// A panic payload that counts its drop, then panics (unless already
+/// unwinding).
+struct PanicOnDrop {
+    value: u32,
+    _counted: DropGuard,
+}
+
+impl Drop for PanicOnDrop {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            panic!("panic in a panic payload's drop");
+        }
+    }
+}
+
+/// Panics with a [`PanicOnDrop`] carrying `value`.
+fn panic_with(value: u32, counted: DropGuard) -> ! {
+    panic_any(PanicOnDrop {
+        value,
+        _counted: counted,
+    })
+}
+
+#[test]
+fn a_detached_task_panicking_with_a_payload_that_panics_on_drop_does_not_abort() {
+    with_timeout(|| {
+        let ex = executor(1);
+        let drops = DropCounter::new();
+        let (go, guard) = (Gate::new(), drops.guard());
+        let wait = go.clone();
+        // Detached before it panics: async-task drops the failure itself.
+        ex.spawn(async move {
+            wait.wait().await;
+            panic_with(1, guard);
+        })
+        .detach();
+        go.open();
+        assert_eq!(drops.wait_for(1), 1, "the payload was dropped, once");
+        // The only worker is still alive.
+        assert_eq!(ex.block_on(ex.spawn(async { 5 })).unwrap(), 5);
+        // And so it is after many more.
+        let more = DropCounter::new();
+        for value in 0..100 {
+            let guard = more.guard();
+            ex.spawn(async move { panic_with(value, guard) }).detach();
+        }
+        assert_eq!(more.wait_for(100), 100);
+        assert_eq!(ex.block_on(ex.spawn(async { 6 })).unwrap(), 6);
+    })
+}
+
+#[test]
+fn a_detached_blocking_job_panicking_with_such_a_payload_does_not_abort() {
+    with_timeout(|| {
+        let ex = executor(1);
+        let drops = DropCounter::new();
+        let (go, guard) = (Gate::new(), drops.guard());
+        let wait = go.clone();
+        ex.spawn_blocking(move || {
+            wait.wait_blocking();
+            panic_with(1, guard);
+        })
+        .detach();
+        go.open();
+        assert_eq!(drops.wait_for(1), 1, "the payload was dropped, once");
+        assert_eq!(ex.block_on(ex.spawn_blocking(|| 5)).unwrap(), 5);
+    })
+}
+
+#[test]
+fn an_awaited_handle_gives_the_payload_itself() {
+    with_timeout(|| {
+        let ex = executor(1);
+        let drops = DropCounter::new();
+        let guard = drops.guard();
+        let error = ex
+            .block_on(ex.spawn(async move { panic_with(42, guard) }))
+            .unwrap_err();
+        assert!(error.is_panic());
+        let payload = error.into_panic();
+        let payload = payload
+            .downcast::<PanicOnDrop>()
+            .unwrap_or_else(|_| panic!("the payload is the task's own"));
+        assert_eq!(payload.value, 42);
+        assert_eq!(drops.count(), 0, "not dropped on its way out");
+        // Its destructor is the taker's: it panics here, where it is dropped.
+        let dropped = catch_unwind(AssertUnwindSafe(|| drop(payload)));
+        assert!(dropped.is_err());
+        assert_eq!(drops.count(), 1);
+        assert_eq!(ex.block_on(ex.spawn(async { 7 })).unwrap(), 7);
+    })
+}
+
+#[test]
+fn dropping_the_handle_of_a_task_that_panicked_so_does_not_unwind() {
+    with_timeout(|| {
+        let ex = executor(1);
+        let drops = DropCounter::new();
+        let guard = drops.guard();
+        let handle = ex.spawn(async move { panic_with(3, guard) });
+        // Wait until it finished: its failure waits in the task for the handle.
+        ex.block_on(ex.spawn(async {})).unwrap();
+        assert!(handle.is_finished());
+        drop(handle);
+        assert_eq!(drops.count(), 1, "dropped with the handle, once");
+        // An aborted handle holds the failure apart, and drops it the same way.
+        let guard = drops.guard();
+        let mut handle = ex.spawn(async move { panic_with(4, guard) });
+        ex.block_on(ex.spawn(async {})).unwrap();
+        handle.abort();
+        drop(handle);
+        assert_eq!(drops.count(), 2, "dropped with the aborted handle, once");
+        assert_eq!(ex.block_on(ex.spawn(async { 5 })).unwrap(), 5);
+    })
+}
