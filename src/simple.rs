@@ -430,8 +430,12 @@ fn run(shared: &Shared, task: Runnable) {
     shared.ext.counters.external.0.count_poll();
     // The task's own panics are caught inside its future; this only
     // catches a panic from a destructor that runs after completion.
-    let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
-    let _ = catch_unwind(context::release_finished);
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| task.run())) {
+        crate::task::drop_panic(panic);
+    }
+    if let Err(panic) = catch_unwind(context::release_finished) {
+        crate::task::drop_panic(panic);
+    }
 }
 
 /// Wakes the owner that polls a `block_on` root future.

@@ -465,9 +465,13 @@ impl Worker {
         // under its own abort-on-panic guard; this catch only keeps the
         // worker alive against anything else unwinding out of `run` (free
         // on the path that does not unwind).
-        let _ = catch_unwind(AssertUnwindSafe(|| task.run()));
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| task.run())) {
+            crate::task::drop_panic(panic);
+        }
         // Output stored: only now may its groups count it as finished.
-        let _ = catch_unwind(context::release_finished);
+        if let Err(panic) = catch_unwind(context::release_finished) {
+            crate::task::drop_panic(panic);
+        }
     }
 
     /// Ends this worker's search, waking another worker to search in its

@@ -85,3 +85,42 @@ fn panic_in_drop_while_the_executor_drops_its_tasks() {
         }
     })
 }
+
+/// Panics, when dropped, with a payload whose own `Drop` panics.
+struct PanicsWithABomb(DropCounter);
+
+/// A panic payload that counts its drop, then panics (unless unwinding).
+struct Bomb(#[allow(dead_code)] DropGuard);
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            panic!("panic in a panic payload's drop");
+        }
+    }
+}
+
+impl Drop for PanicsWithABomb {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            std::panic::panic_any(Bomb(self.0.guard()));
+        }
+    }
+}
+
+/// The payload of the destructor's panic is dropped under `catch_unwind`
+/// too: before, its drop's panic unwound out of the task's drop, under
+/// async-task's abort-on-panic guard (SIGABRT).
+#[test]
+fn a_destructor_panic_whose_payload_panics_when_dropped_does_not_abort() {
+    with_timeout(|| {
+        let ex = executor(1);
+        let drops = DropCounter::new();
+        let handle = spawn_parked(&ex, PanicsWithABomb(drops.clone()));
+        drop(ex);
+        assert_eq!(drops.count(), 1, "the payload was dropped, once");
+        assert!(futures::executor::block_on(handle)
+            .unwrap_err()
+            .is_cancelled());
+    })
+}

@@ -587,10 +587,15 @@ fn hand_over_dependent(
 /// `Waker::wake`. A panic there must not leave the waiters after it
 /// unreleased, nor unwind out of [`release`]'s loop, which would leave the
 /// releases queued for it on this thread stranded (and every later failure
-/// released on this thread queued behind them, never run).
+/// released on this thread queued behind them, never run). A later panic's
+/// payload is dropped under `catch_unwind` for the same reason: its own
+/// `Drop` may panic.
 fn keeping_first_panic(panic: &mut Option<Panic>, f: impl FnOnce()) {
     if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
-        panic.get_or_insert(p);
+        match panic {
+            None => *panic = Some(p),
+            Some(_) => crate::task::drop_panic(p),
+        }
     }
 }
 

@@ -1137,8 +1137,13 @@ fn panic_error(payload: Box<dyn Any + Send>) -> TaskError {
     // A payload is any value given to `panic_any`, whose `Drop` may panic:
     // caught here (the panic hook reports it), that panic fails no more
     // than the body's own did, where it would otherwise unwind out of the
-    // runner or driver and cancel the whole run.
-    let _ = panic::catch_unwind(AssertUnwindSafe(move || drop(payload)));
+    // runner or driver and cancel the whole run. That panic's own payload
+    // may panic when dropped in turn: dropped the same way, until one drops
+    // quietly.
+    let mut payload = payload;
+    while let Err(next) = panic::catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        payload = next;
+    }
     TaskError::Panicked(msg)
 }
 

@@ -138,10 +138,16 @@ impl Drop for CaughtPanic {
 }
 
 /// Drops a panic payload no one will take, catching a panic from its
-/// destructor (as [`CaughtPanic`] does).
+/// destructor (each such panic is reported by the panic hook). That panic
+/// has a payload of its own, whose destructor may panic too: each one is
+/// dropped the same way, until one drops quietly.
 #[cold]
+#[inline(never)]
 pub(crate) fn drop_panic(payload: Panic) {
-    drop(CaughtPanic(ManuallyDrop::new(payload)));
+    let mut payload = payload;
+    while let Err(next) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        payload = next;
+    }
 }
 
 pin_project_lite::pin_project! {
@@ -280,7 +286,9 @@ fn drop_output_caught<T>(output: &mut ManuallyDrop<T>) {
     // destructor panics, the value counts as dropped all the same (its
     // fields' drop glue still runs during the unwind), and the unwind stops
     // here.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { ManuallyDrop::drop(output) }));
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| unsafe { ManuallyDrop::drop(output) })) {
+        drop_panic(panic);
+    }
 }
 
 /// Drops a task's future, catching a panic from its destructor (cold: only
@@ -288,7 +296,9 @@ fn drop_output_caught<T>(output: &mut ManuallyDrop<T>) {
 #[cold]
 #[inline(never)]
 fn drop_caught<F>(stage: Pin<&mut Stage<F>>) {
-    let _ = catch_unwind(AssertUnwindSafe(|| stage.finish()));
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| stage.finish())) {
+        drop_panic(panic);
+    }
 }
 
 /// Polls the user's future and, once it is ready, drops it, still inside the
