@@ -13,19 +13,7 @@ use std::sync::Arc;
 
 use fastexec::deps::CompletionError;
 use fastexec::{spawn_after, spawn_completion};
-use support::{executor, within, DropCounter, DropGuard};
-
-/// A panic payload that counts its drop, then panics (unless already
-/// unwinding).
-struct PanicOnDrop(#[allow(dead_code)] DropGuard);
-
-impl Drop for PanicOnDrop {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            panic!("panic in a panic payload's drop");
-        }
-    }
-}
+use support::{executor, within, DropCounter, PanicOnDrop};
 
 fn is_panicked(error: &CompletionError) -> bool {
     matches!(error, CompletionError::Panicked { .. })
@@ -40,7 +28,7 @@ fn a_completion_panicking_with_such_a_payload_fails_its_awaiters_and_dependents(
         ex.block_on(async move {
             let bad = spawn_completion(async move {
                 fastexec::yield_now().await;
-                panic_any(PanicOnDrop(guard))
+                panic_any(PanicOnDrop::new(guard))
             });
             let dependent = spawn_after(&bad, |_: Arc<()>| async {});
             let own = bad.await.unwrap_err();
@@ -68,7 +56,7 @@ fn a_dependent_panicking_with_such_a_payload_fails_its_own_dependents() {
         ex.block_on(async move {
             let first = spawn_completion(async { 1 });
             let bad = spawn_after(&first, move |_: Arc<i32>| async move {
-                panic_any(PanicOnDrop(guard))
+                panic_any(PanicOnDrop::new(guard))
             });
             let dependent = spawn_after(&bad, |_: Arc<()>| async {});
             (bad.await.unwrap_err(), dependent.await.unwrap_err())
@@ -87,7 +75,7 @@ struct BombWake(DropCounter);
 
 impl std::task::Wake for BombWake {
     fn wake(self: Arc<Self>) {
-        panic_any(PanicOnDrop(self.0.guard()))
+        panic_any(PanicOnDrop::new(self.0.guard()))
     }
 }
 

@@ -11,21 +11,7 @@ mod support;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use support::{executor, with_timeout, DropCounter, DropGuard, Gate};
-
-/// Counts its drop, then panics (unless already unwinding).
-struct PanicOnDrop {
-    value: u32,
-    _counted: DropGuard,
-}
-
-impl Drop for PanicOnDrop {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            panic!("panic in a task output's drop");
-        }
-    }
-}
+use support::{executor, with_timeout, DropCounter, Gate, PanicOnDrop};
 
 #[test]
 fn a_detached_task_whose_output_panics_on_drop_does_not_abort() {
@@ -37,10 +23,7 @@ fn a_detached_task_whose_output_panics_on_drop_does_not_abort() {
         // Detached before it completes: async-task drops the output itself.
         ex.spawn(async move {
             wait.wait().await;
-            PanicOnDrop {
-                value: 1,
-                _counted: guard,
-            }
+            PanicOnDrop::with_value(1, guard)
         })
         .detach();
         go.open();
@@ -51,13 +34,8 @@ fn a_detached_task_whose_output_panics_on_drop_does_not_abort() {
         let more = DropCounter::new();
         for value in 0..100 {
             let guard = more.guard();
-            ex.spawn(async move {
-                PanicOnDrop {
-                    value,
-                    _counted: guard,
-                }
-            })
-            .detach();
+            ex.spawn(async move { PanicOnDrop::with_value(value, guard) })
+                .detach();
         }
         assert_eq!(more.wait_for(100), 100);
         assert_eq!(ex.block_on(ex.spawn(async { 6 })).unwrap(), 6);
@@ -73,10 +51,7 @@ fn a_detached_blocking_job_whose_output_panics_on_drop_does_not_abort() {
         let wait = go.clone();
         ex.spawn_blocking(move || {
             wait.wait_blocking();
-            PanicOnDrop {
-                value: 1,
-                _counted: guard,
-            }
+            PanicOnDrop::with_value(1, guard)
         })
         .detach();
         go.open();
@@ -92,12 +67,7 @@ fn an_awaited_output_is_given_unchanged() {
         let drops = DropCounter::new();
         let guard = drops.guard();
         let output = ex
-            .block_on(ex.spawn(async move {
-                PanicOnDrop {
-                    value: 42,
-                    _counted: guard,
-                }
-            }))
+            .block_on(ex.spawn(async move { PanicOnDrop::with_value(42, guard) }))
             .unwrap();
         assert_eq!(output.value, 42);
         assert_eq!(drops.count(), 0, "not dropped on its way out");
@@ -116,12 +86,7 @@ fn dropping_the_handle_of_a_finished_task_drops_its_output_without_unwinding() {
         let ex = executor(1);
         let drops = DropCounter::new();
         let guard = drops.guard();
-        let handle = ex.spawn(async move {
-            PanicOnDrop {
-                value: 3,
-                _counted: guard,
-            }
-        });
+        let handle = ex.spawn(async move { PanicOnDrop::with_value(3, guard) });
         // Wait until it finished: its output waits in the task for the handle.
         ex.block_on(ex.spawn(async {})).unwrap();
         assert!(handle.is_finished());

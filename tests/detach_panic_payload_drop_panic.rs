@@ -12,29 +12,11 @@ mod support;
 
 use std::panic::{catch_unwind, panic_any, AssertUnwindSafe};
 
-use support::{executor, with_timeout, DropCounter, DropGuard, Gate};
-
-/// A panic payload that counts its drop, then panics (unless already
-/// unwinding).
-struct PanicOnDrop {
-    value: u32,
-    _counted: DropGuard,
-}
-
-impl Drop for PanicOnDrop {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            panic!("panic in a panic payload's drop");
-        }
-    }
-}
+use support::{executor, with_timeout, DropCounter, DropGuard, Gate, PanicOnDrop};
 
 /// Panics with a [`PanicOnDrop`] carrying `value`.
 fn panic_with(value: u32, counted: DropGuard) -> ! {
-    panic_any(PanicOnDrop {
-        value,
-        _counted: counted,
-    })
+    panic_any(PanicOnDrop::with_value(value, counted))
 }
 
 #[test]

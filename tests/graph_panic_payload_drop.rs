@@ -13,23 +13,11 @@ mod support;
 use std::panic::panic_any;
 
 use fastexec::graph::{BoxError, Graph, Task, TaskError, TaskState};
-use support::{within, DropCounter, DropGuard};
-
-/// A panic payload that counts its drop, then panics (unless already
-/// unwinding).
-struct PanicOnDrop(#[allow(dead_code)] DropGuard);
-
-impl Drop for PanicOnDrop {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            panic!("panic in a panic payload's drop");
-        }
-    }
-}
+use support::{within, DropCounter, DropGuard, PanicOnDrop};
 
 /// Panics with a [`PanicOnDrop`] counted by `guard`.
 fn fail(guard: DropGuard) -> Result<u32, BoxError> {
-    panic_any(PanicOnDrop(guard))
+    panic_any(PanicOnDrop::new(guard))
 }
 
 /// A graph with a task `bad` whose body panics with a [`PanicOnDrop`] (at

@@ -12,18 +12,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use support::{executor, spawn_parked, with_timeout, DropCounter, DropGuard};
-
-/// Counts its drop, then panics (unless already unwinding).
-struct PanicOnDrop(#[allow(dead_code)] DropGuard);
-
-impl Drop for PanicOnDrop {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            panic!("panic in a task future's drop");
-        }
-    }
-}
+use support::{executor, spawn_parked, with_timeout, DropCounter, PanicOnDrop};
 
 /// Ready at once; its destructor runs after completion, outside the poll.
 struct ReadyNow(#[allow(dead_code)] PanicOnDrop);
@@ -41,13 +30,10 @@ fn panic_in_drop_after_completion_is_the_tasks_panic() {
     with_timeout(|| {
         let ex = executor(1);
         let drops = DropCounter::new();
-        let handle = ex.spawn(ReadyNow(PanicOnDrop(drops.guard())));
+        let handle = ex.spawn(ReadyNow(PanicOnDrop::new(drops.guard())));
         let err = futures::executor::block_on(handle).unwrap_err();
         assert!(err.is_panic());
-        assert!(
-            err.to_string().contains("panic in a task future's drop"),
-            "{err}"
-        );
+        assert!(err.to_string().contains(support::PANIC_ON_DROP), "{err}");
         assert_eq!(drops.count(), 1, "dropped exactly once");
         // The only worker is still alive.
         assert_eq!(ex.block_on(ex.spawn(async { 5 })).unwrap(), 5);
@@ -59,7 +45,7 @@ fn panic_in_drop_of_an_aborted_task_gives_cancelled() {
     with_timeout(|| {
         let ex = executor(1);
         let drops = DropCounter::new();
-        let mut handle = spawn_parked(&ex, PanicOnDrop(drops.guard()));
+        let mut handle = spawn_parked(&ex, PanicOnDrop::new(drops.guard()));
         handle.abort();
         let err = futures::executor::block_on(handle).unwrap_err();
         assert!(err.is_cancelled());
@@ -74,7 +60,7 @@ fn panic_in_drop_while_the_executor_drops_its_tasks() {
         let ex = executor(2);
         let drops = DropCounter::new();
         let handles: Vec<_> = (0..10)
-            .map(|_| spawn_parked(&ex, PanicOnDrop(drops.guard())))
+            .map(|_| spawn_parked(&ex, PanicOnDrop::new(drops.guard())))
             .collect();
         drop(ex);
         assert_eq!(drops.count(), 10, "every future dropped, once");
@@ -86,24 +72,14 @@ fn panic_in_drop_while_the_executor_drops_its_tasks() {
     })
 }
 
-/// Panics, when dropped, with a payload whose own `Drop` panics.
+/// Panics, when dropped, with a payload whose own `Drop` panics (a
+/// [`PanicOnDrop`]).
 struct PanicsWithABomb(DropCounter);
-
-/// A panic payload that counts its drop, then panics (unless unwinding).
-struct Bomb(#[allow(dead_code)] DropGuard);
-
-impl Drop for Bomb {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            panic!("panic in a panic payload's drop");
-        }
-    }
-}
 
 impl Drop for PanicsWithABomb {
     fn drop(&mut self) {
         if !std::thread::panicking() {
-            std::panic::panic_any(Bomb(self.0.guard()));
+            std::panic::panic_any(PanicOnDrop::new(self.0.guard()));
         }
     }
 }

@@ -326,3 +326,35 @@ pub fn gated_task(id: &str, started: &Gate, release: &Gate) -> fastexec::graph::
         }
     })
 }
+
+/// The message a [`PanicOnDrop`] panics with.
+pub const PANIC_ON_DROP: &str = "panic in a destructor";
+
+/// Counts its drop, then panics with [`PANIC_ON_DROP`] (unless the thread
+/// is already unwinding): a future, output or panic payload whose
+/// destructor panics. `value` tells instances apart.
+pub struct PanicOnDrop {
+    pub value: u32,
+    _counted: DropGuard,
+}
+
+impl PanicOnDrop {
+    pub fn new(counted: DropGuard) -> Self {
+        Self::with_value(0, counted)
+    }
+
+    pub fn with_value(value: u32, counted: DropGuard) -> Self {
+        PanicOnDrop {
+            value,
+            _counted: counted,
+        }
+    }
+}
+
+impl Drop for PanicOnDrop {
+    fn drop(&mut self) {
+        if !thread::panicking() {
+            panic!("{PANIC_ON_DROP}");
+        }
+    }
+}
