@@ -102,10 +102,11 @@ pub(crate) enum Failure {
 /// The fields sit in a `ManuallyDrop`, dropped by this type's own drop only
 /// when something there needs dropping: a task that completed without ever
 /// parking, in no group (nearly every task), then drops nothing, and its
-/// drop is a call that tests four words. Each of those fields' drops is a
-/// test too, but the compiler's drop glue runs them one by one after the
-/// type's own drop, in an out-of-line function that saves registers first
-/// (32 instructions a task on `chained_spawn`). The drop stays one opaque
+/// drop is a call that tests four words (9 instructions). Each of those
+/// fields' drops is a test too, but the compiler's drop glue ran them one by
+/// one after the type's own drop, in an out-of-line function that saved
+/// registers first (32 instructions a task on `chained_spawn`; BENCHMARKS.md,
+/// branch `spawn`). The drop stays one opaque
 /// call in async-task's `run`: inlined there, it made the compiler copy the
 /// output in 8-byte pieces read back as 16 bytes, a store-forwarding stall
 /// that cost more time than the instructions saved.
@@ -302,8 +303,8 @@ fn poll_then_drop<F: Future>(
 impl<F> Inner<F> {
     /// Whether dropping this does anything: the future is still there, or
     /// the task is registered as parked, with a cancellable group, or still
-    /// counted in a group. (The four tests are ORed, not branched on one by
-    /// one: every task ends here.)
+    /// counted in a group (a completed task's guard was handed to its
+    /// worker, so only a task dropped unfinished still has one).
     #[inline(always)]
     fn needs_drop(&self) -> bool {
         self.stage.is_live()
