@@ -1,8 +1,10 @@
 //! A task's drop skips its bookkeeping when there is nothing to release
 //! (`TaskFuture`'s drop in `src/task/mod.rs`); these check that it still
-//! releases what is there: the registry entry of a task that parked, its
-//! future when it never finished, its place in a group and in a cancellable
-//! group's list of parked members.
+//! releases what is there: the registry entry of a task that parked (the
+//! first test fails if the drop ignores it), its future when it never
+//! finished, its place in a group. (A task registers with a cancellable
+//! group when it first parks, as it registers in the registry, so the
+//! registry's entry alone already sends such a task down the full drop.)
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
@@ -87,7 +89,7 @@ fn an_aborted_parked_task_drops_its_future_and_leaves_the_registry() {
 }
 
 #[test]
-fn a_group_member_that_parked_is_counted_out_and_cancel_after_it_finished_is_harmless() {
+fn a_group_member_that_parked_is_counted_out_and_a_later_cancel_is_harmless() {
     let executor = executor();
     let group = TaskGroup::new();
     let ran = Arc::new(AtomicUsize::new(0));
@@ -110,8 +112,8 @@ fn a_group_member_that_parked_is_counted_out_and_cancel_after_it_finished_is_har
     assert_eq!(ran.load(SeqCst), 1);
     assert_eq!(group.active(), 0);
     assert_eq!(parked_tasks(&executor), 0);
-    // The member's entry in the group's list of parked members went with
-    // it: cancelling now finds nothing to wake.
+    // Cancelling a group whose member finished (and was dropped) is
+    // harmless.
     group.cancel();
     executor.block_on(group.wait());
 }
