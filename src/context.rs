@@ -21,9 +21,10 @@ thread_local! {
     static SPAWN_WORKER: Cell<Option<Rc<Worker>>> = const { Cell::new(None) };
     /// Set while `block_on` runs on a thread that is not a worker.
     static EXECUTOR: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
-    /// Whether `EXECUTOR` is set. Destructor-free, so the spawn path of a
-    /// worker's task (where `EXECUTOR` is never set) reads one plain cell
-    /// instead of `EXECUTOR`'s registration check and borrow.
+    /// Whether `EXECUTOR` is set. Destructor-free, so [`with_executor`] on
+    /// a worker (where `EXECUTOR` is rarely set) reads one plain cell
+    /// instead of `EXECUTOR`'s registration check and borrow. (A worker's
+    /// task spawning reads `SPAWN_WORKER` alone.)
     static HAS_EXECUTOR: Cell<bool> = const { Cell::new(false) };
     /// Which membership the code running here is in (see [`InScope`]).
     /// Destructor-free, so the common case (a task in no group, polled
