@@ -14,11 +14,17 @@ use std::sync::Arc;
 thread_local! {
     /// Set for the whole life of a worker thread.
     static WORKER: RefCell<Option<Rc<Worker>>> = const { RefCell::new(None) };
+    /// `WORKER`'s worker while spawns from this thread go to its ring: set
+    /// with `WORKER`, empty while a `block_on` of another executor runs here
+    /// (`EXECUTOR` set). A plain `Cell`, so the spawn path finds its worker
+    /// with one test (no `RefCell` borrow, no separate flags to read).
+    static SPAWN_WORKER: Cell<Option<Rc<Worker>>> = const { Cell::new(None) };
     /// Set while `block_on` runs on a thread that is not a worker.
     static EXECUTOR: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
-    /// Whether `EXECUTOR` is set. Destructor-free, so the spawn path of a
-    /// worker's task (where `EXECUTOR` is never set) reads one plain cell
-    /// instead of `EXECUTOR`'s registration check and borrow.
+    /// Whether `EXECUTOR` is set. Destructor-free, so [`with_executor`] on
+    /// a worker (where `EXECUTOR` is rarely set) reads one plain cell
+    /// instead of `EXECUTOR`'s registration check and borrow. (A worker's
+    /// task spawning reads `SPAWN_WORKER` alone.)
     static HAS_EXECUTOR: Cell<bool> = const { Cell::new(false) };
     /// Which membership the code running here is in (see [`InScope`]).
     /// Destructor-free, so the common case (a task in no group, polled
@@ -151,12 +157,16 @@ pub(crate) fn running_task_completed() -> bool {
 /// Marks this thread as `worker`'s thread until [`exit_worker`].
 pub(crate) fn enter_worker(worker: Rc<Worker>) {
     WORKER_OF.set(worker.shared().id());
+    if !HAS_EXECUTOR.get() {
+        SPAWN_WORKER.set(Some(worker.clone()));
+    }
     WORKER.with(|w| *w.borrow_mut() = Some(worker));
 }
 
 /// Unmarks a worker thread, before it drains its queue.
 pub(crate) fn exit_worker() {
     WORKER_OF.set(NOT_A_WORKER);
+    drop(SPAWN_WORKER.take());
     let worker = WORKER.with(|w| w.borrow_mut().take());
     drop(worker);
 }
@@ -177,12 +187,15 @@ pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&Worker>) -> R) -> R {
 
 /// This thread's worker, when it is one and spawns go to the worker's own
 /// executor (no `block_on` of another executor is running on it).
-#[inline]
+#[inline(always)]
 pub(crate) fn own_worker() -> Option<Rc<Worker>> {
-    if HAS_EXECUTOR.get() || WORKER_OF.get() == NOT_A_WORKER {
-        return None;
-    }
-    WORKER.with(|w| w.borrow().clone())
+    SPAWN_WORKER.with(|w| {
+        let worker = w.take()?;
+        let copy = Rc::clone(&worker);
+        // What `take` left: nothing, which needs no drop.
+        std::mem::forget(w.replace(Some(worker)));
+        Some(copy)
+    })
 }
 
 /// The worker of this thread if it belongs to `shared`.
@@ -224,6 +237,7 @@ fn with_block_on_executor<R>(f: impl FnOnce(Option<&Arc<Shared>>, Option<&Worker
 pub(crate) fn enter_executor(shared: Arc<Shared>) -> ExecutorGuard {
     let prev = EXECUTOR.with(|e| e.borrow_mut().replace(shared));
     HAS_EXECUTOR.set(true);
+    drop(SPAWN_WORKER.take());
     ExecutorGuard(prev)
 }
 
@@ -234,6 +248,9 @@ impl Drop for ExecutorGuard {
     fn drop(&mut self) {
         let prev = self.0.take();
         HAS_EXECUTOR.set(prev.is_some());
+        if prev.is_none() && WORKER_OF.get() != NOT_A_WORKER {
+            SPAWN_WORKER.set(WORKER.with(|w| w.borrow().clone()));
+        }
         EXECUTOR.with(|e| *e.borrow_mut() = prev);
     }
 }

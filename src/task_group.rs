@@ -231,6 +231,15 @@ pub(crate) struct CancelRegistration(Option<Box<CancelEntries>>);
 /// Each cancellable group a parked task is registered with, and its key there.
 type CancelEntries = Vec<(Arc<GroupInner>, usize)>;
 
+impl CancelRegistration {
+    /// Whether the task is registered with no group (dropping this does
+    /// nothing).
+    #[inline(always)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
 impl Drop for CancelRegistration {
     #[inline]
     fn drop(&mut self) {

@@ -150,9 +150,45 @@ pub(crate) fn drop_panic(payload: Panic) {
     }
 }
 
+/// The user's future plus the executor's bookkeeping (see module docs).
+///
+/// The fields sit in a `ManuallyDrop`, dropped by this type's own drop only
+/// when something there needs dropping: a task that completed without ever
+/// parking, in no group (nearly every task), then drops nothing, and its
+/// drop is a call that tests four words (9 instructions). Each of those
+/// fields' drops is a test too, but the compiler's drop glue ran them one by
+/// one after the type's own drop, in an out-of-line function that saved
+/// registers first (32 instructions a task on `chained_spawn`; BENCHMARKS.md,
+/// branch `spawn`). The drop stays one opaque
+/// call in async-task's `run`: inlined there, it made the compiler copy the
+/// output in 8-byte pieces read back as 16 bytes, a store-forwarding stall
+/// that cost more time than the instructions saved.
+pub(crate) struct TaskFuture<F>(ManuallyDrop<Inner<F>>);
+
+impl<F> Drop for TaskFuture<F> {
+    #[inline(never)]
+    fn drop(&mut self) {
+        if self.0.needs_drop() {
+            drop_inner(&mut self.0);
+        }
+    }
+}
+
+/// The drop of a [`TaskFuture`] that holds something to drop (cold: a task
+/// dropped unfinished, one that parked, one in a group).
+#[cold]
+#[inline(never)]
+fn drop_inner<F>(inner: &mut ManuallyDrop<Inner<F>>) {
+    // SAFETY: called once, from `TaskFuture`'s drop, which owns `inner`
+    // and never touches it afterwards; `inner` is dropped in place (never
+    // moved: see `TaskFuture::poll`). A drop skipped by the caller, when
+    // `needs_drop` says no, skips only drops that would do nothing.
+    unsafe { ManuallyDrop::drop(inner) }
+}
+
 pin_project_lite::pin_project! {
-    /// The user's future plus the executor's bookkeeping (see module docs).
-    pub(crate) struct TaskFuture<F> {
+    /// What a [`TaskFuture`] holds.
+    struct Inner<F> {
         #[pin]
         stage: Stage<F>,
         // The executor whose registry of parked tasks holds this task's
@@ -162,7 +198,7 @@ pin_project_lite::pin_project! {
         member: MemberGuard,
     }
 
-    impl<F> PinnedDrop for TaskFuture<F> {
+    impl<F> PinnedDrop for Inner<F> {
         /// Drops the user's future, if still there, before the member guard
         /// (as the module docs require), catching a panic from its
         /// destructor: async-task drops a task's future under an
@@ -323,10 +359,24 @@ fn poll_then_drop<F: Future>(
     polled
 }
 
+impl<F> Inner<F> {
+    /// Whether dropping this does anything: the future is still there, or
+    /// the task is registered as parked, with a cancellable group, or still
+    /// counted in a group (a completed task's guard was handed to its
+    /// worker, so only a task dropped unfinished still has one).
+    #[inline(always)]
+    fn needs_drop(&self) -> bool {
+        self.stage.is_live()
+            | self.registered_with.is_some()
+            | !self.cancel_registration.is_empty()
+            | !self.member.is_empty()
+    }
+}
+
 impl<F: Future> TaskFuture<F> {
     /// Wraps `future`, counting it into every group of `membership`.
     pub(crate) fn new(future: F, membership: Option<MembershipArc>) -> Self {
-        TaskFuture {
+        TaskFuture(ManuallyDrop::new(Inner {
             stage: Stage::Live {
                 future,
                 slot: Slot::default(),
@@ -334,7 +384,7 @@ impl<F: Future> TaskFuture<F> {
             registered_with: None,
             cancel_registration: CancelRegistration::default(),
             member: MemberGuard::enter(membership),
-        }
+        }))
     }
 }
 
@@ -343,7 +393,11 @@ impl<F: Future> Future for TaskFuture<F> {
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
+        // SAFETY: pinning projects to the `ManuallyDrop`'s content: it is
+        // never moved out (the only access by value is its drop in place,
+        // in `TaskFuture`'s drop), so it stays where it was pinned.
+        let inner = unsafe { self.map_unchecked_mut(|task| &mut *task.0) };
+        let this = inner.project();
         let mut stage = this.stage;
         let polled = match this.member.membership() {
             // In no group, polled where no membership is installed (the
