@@ -1098,17 +1098,32 @@ impl<T> Core<T> {
         // Dependents come after `i` (see the module docs): borrowing the
         // two sides apart reads `i`'s list in place.
         let (done, later) = self.nodes.split_at_mut(i as usize + 1);
-        for &d in done[i as usize].dependents.iter() {
+        let (ready, cold) = (&mut self.ready, &mut self.cold);
+        let mut release = |d: u32| {
             let dep = &mut later[(d - i - 1) as usize];
-            let paused_pending = dep.paused_from == Some(PausedFrom::Pending);
-            if dep.state == TaskState::Pending || paused_pending {
+            if dep.state == TaskState::Pending {
                 dep.unmet -= 1;
-                // A paused one becomes ready when it is resumed.
-                if dep.unmet == 0 && !paused_pending {
+                if dep.unmet == 0 {
                     dep.state = TaskState::Ready;
-                    self.ready.push(d, dep, &mut self.cold, now);
+                    ready.push(d, dep, cold, now);
+                }
+            } else if dep.paused_from == Some(PausedFrom::Pending) {
+                // A paused one becomes ready when it is resumed.
+                dep.unmet -= 1;
+            }
+        };
+        // The inline list (most tasks' two or fewer) read without making
+        // a slice of it.
+        match &done[i as usize].dependents {
+            Edges::Inline { len, ids } => {
+                if *len > 0 {
+                    release(ids[0]);
+                    if *len > 1 {
+                        release(ids[1]);
+                    }
                 }
             }
+            Edges::Heap(ids) => ids.iter().for_each(|&d| release(d)),
         }
     }
 
@@ -1127,7 +1142,7 @@ impl<T> Core<T> {
         i: u32,
         body: Body<T>,
         (began, ended): (Instant, Instant),
-        result: Result<Option<Arc<T>>, TaskError>,
+        result: Result<Option<Arc<T>>, Box<TaskError>>,
         fx: &mut Effects,
     ) -> Option<Duration> {
         let node = self.node(i);
@@ -1137,12 +1152,24 @@ impl<T> Core<T> {
                 self.completed_plain(i, body, (began, ended), output, fx);
                 None
             }
-            result => {
-                self.give_back(i, body);
-                self.began_at(i, began);
-                self.finish_attempt(i, result, ended, fx)
-            }
+            result => self.attempt_ran_slow(i, body, (began, ended), result.map_err(|e| *e), fx),
         }
+    }
+
+    /// [`Core::attempt_ran`] off its short path: the attempt failed, or
+    /// the node has a budget, extras, or was cancelled or paused meanwhile.
+    #[inline(never)]
+    fn attempt_ran_slow(
+        &mut self,
+        i: u32,
+        body: Body<T>,
+        (began, ended): (Instant, Instant),
+        result: Result<Option<Arc<T>>, TaskError>,
+        fx: &mut Effects,
+    ) -> Option<Duration> {
+        self.give_back(i, body);
+        self.began_at(i, began);
+        self.finish_attempt(i, result, ended, fx)
     }
 
     /// The short path of [`Core::attempt_ran`].
@@ -1164,12 +1191,16 @@ impl<T> Core<T> {
         node.end = Some(ended);
         node.output = output;
         node.state = TaskState::Completed;
-        let record = mem::replace(&mut node.record, NO_RECORD);
+        let record = node.record;
+        // One store: the record stays in the node (see `Span`), or is
+        // closed in `spans` below.
+        node.record = if record == RECORD_IN_NODE {
+            DONE_IN_NODE
+        } else {
+            NO_RECORD
+        };
         self.retired.push(body);
-        if record == RECORD_IN_NODE {
-            // The record stays in the node (see `Span`).
-            self.node_mut(i).record = DONE_IN_NODE;
-        } else if record != NO_RECORD {
+        if record != RECORD_IN_NODE && record != NO_RECORD {
             let span = &mut self.spans[record as usize];
             span.start = began;
             span.end = Some(ended);

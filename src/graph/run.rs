@@ -364,6 +364,18 @@ impl<T: Send + Sync + 'static> Shared<T> {
         }
     }
 
+    /// [`Shared::share`] for a runner's batch, which remembers in
+    /// `unit_set` that the run's shared unit output is set: it looks at
+    /// the run's `OnceLock` only until then.
+    #[inline(always)]
+    fn share_once(&self, output: T, unit_set: &mut bool) -> Option<Arc<T>> {
+        if is_unit::<T>() && *unit_set {
+            return None;
+        }
+        *unit_set = is_unit::<T>();
+        self.share(output)
+    }
+
     /// Gives node `i`'s body back from an attempt begun at `began` (if not
     /// recorded yet; see [`Core::give_back`]), dropping it outside the lock
     /// if the run has ended meanwhile.
@@ -663,6 +675,9 @@ struct Ran<T> {
 struct Batch<T> {
     begun: Vec<AttemptStart<T>>,
     ran: Vec<Ran<T>>,
+    /// Whether this batch has seen the run's shared unit output set (see
+    /// [`Shared::share_once`]).
+    unit_set: bool,
     /// Where each async body makes its future (see [`TaskBody::call`]); it keeps the box
     /// of the last attempt that finished, for the next.
     slot: Option<BodyFuture<T>>,
@@ -684,6 +699,7 @@ impl<T> Batch<T> {
         Batch {
             ran: Vec::with_capacity(begun.len().max(MAX_BATCH)),
             begun,
+            unit_set: false,
             slot: None,
             inputs: Inputs::new(Arc::new(RunHandle {
                 shared: Arc::clone(shared),
@@ -792,10 +808,13 @@ fn poll_batch<T: Send + Sync + 'static>(
         ) {
             Begun::Over(result) => {
                 let failed = result.is_err();
+                let unit_set = &mut batch.unit_set;
                 batch.ran.push(Ran {
                     node: i,
                     body,
-                    result: result.map(|out| shared.share(out)).map_err(Box::new),
+                    result: result
+                        .map(|out| shared.share_once(out, unit_set))
+                        .map_err(Box::new),
                     began: now,
                     ended: None,
                 });
@@ -848,8 +867,7 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
     if !batch.ran.is_empty() {
         for r in batch.ran.drain(..) {
             let times = (r.began, r.ended.unwrap_or(now));
-            let result = r.result.map_err(|e| *e);
-            if let Some(delay) = core.attempt_ran(r.node, r.body, times, result, fx) {
+            if let Some(delay) = core.attempt_ran(r.node, r.body, times, r.result, fx) {
                 fx.retries.push((r.node, delay));
             }
         }
