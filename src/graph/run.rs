@@ -364,18 +364,6 @@ impl<T: Send + Sync + 'static> Shared<T> {
         }
     }
 
-    /// [`Shared::share`] for a runner's batch, which remembers in
-    /// `unit_set` that the run's shared unit output is set: it looks at
-    /// the run's `OnceLock` only until then.
-    #[inline(always)]
-    fn share_once(&self, output: T, unit_set: &mut bool) -> Option<Arc<T>> {
-        if is_unit::<T>() && *unit_set {
-            return None;
-        }
-        *unit_set = is_unit::<T>();
-        self.share(output)
-    }
-
     /// Gives node `i`'s body back from an attempt begun at `began` (if not
     /// recorded yet; see [`Core::give_back`]), dropping it outside the lock
     /// if the run has ended meanwhile.
@@ -675,9 +663,6 @@ struct Ran<T> {
 struct Batch<T> {
     begun: Vec<AttemptStart<T>>,
     ran: Vec<Ran<T>>,
-    /// Whether this batch has seen the run's shared unit output set (see
-    /// [`Shared::share_once`]).
-    unit_set: bool,
     /// Where each async body makes its future (see [`TaskBody::call`]); it keeps the box
     /// of the last attempt that finished, for the next.
     slot: Option<BodyFuture<T>>,
@@ -699,7 +684,6 @@ impl<T> Batch<T> {
         Batch {
             ran: Vec::with_capacity(begun.len().max(MAX_BATCH)),
             begun,
-            unit_set: false,
             slot: None,
             inputs: Inputs::new(Arc::new(RunHandle {
                 shared: Arc::clone(shared),
@@ -808,13 +792,10 @@ fn poll_batch<T: Send + Sync + 'static>(
         ) {
             Begun::Over(result) => {
                 let failed = result.is_err();
-                let unit_set = &mut batch.unit_set;
                 batch.ran.push(Ran {
                     node: i,
                     body,
-                    result: result
-                        .map(|out| shared.share_once(out, unit_set))
-                        .map_err(Box::new),
+                    result: result.map(|out| shared.share(out)).map_err(Box::new),
                     began: now,
                     ended: None,
                 });
