@@ -800,11 +800,29 @@ impl<T> Core<T> {
         lane: u32,
         batch: &mut Vec<AttemptStart<T>>,
     ) -> bool {
-        let share = match &self.ready {
-            Ready::Fifo(queue) => (queue.len() / self.runners.max(1) as usize).clamp(1, MAX_BATCH),
-            Ready::Ranked(_) => 1,
-        };
-        while batch.len() < share {
+        if let Ready::Fifo(queue) = &mut self.ready {
+            // The FIFO (never with a budget: see `Core::new`) in a loop of
+            // its own, which borrows the queue, the nodes and the records
+            // apart, so that the queue is not read again from the core
+            // after each attempt begun.
+            let share = (queue.len() / self.runners.max(1) as usize).clamp(1, MAX_BATCH);
+            let (nodes, cold, spans) = (&mut self.nodes, &self.cold, &mut self.spans);
+            while batch.len() < share {
+                let Some((i, _)) = queue.pop_front() else {
+                    break;
+                };
+                // Nodes cancelled while queued are skipped.
+                if nodes[i as usize].state == TaskState::Ready {
+                    batch.push(begin_attempt(nodes, cold, spans, i, now, lane));
+                }
+            }
+            if batch.is_empty() {
+                self.runners -= 1;
+            }
+            return !batch.is_empty();
+        }
+        // The ranked set: one node at a time.
+        while batch.is_empty() {
             let Some(i) = self.pop_ready(now) else { break };
             debug_assert_eq!(self.node(i).state, TaskState::Ready);
             if self.budgeted {
@@ -932,53 +950,11 @@ impl<T> Core<T> {
         Retry::Start(self.start_attempt(i, now, lane))
     }
 
-    /// Marks node `i` running, opens its attempt's span and gathers its inputs.
-    /// (Always inlined: with two callers, a plain `#[inline]` left it a call,
-    /// which cost the runner's dispatch ~26 instructions per task.)
+    /// Marks node `i` running, opens its attempt's span and gathers its
+    /// inputs (see [`begin_attempt`]).
     #[inline(always)]
     fn start_attempt(&mut self, i: u32, now: Instant, lane: u32) -> AttemptStart<T> {
-        let node = self.node(i);
-        let outputs = if is_unit::<T>() {
-            // Nothing to gather: the inputs read the shared output.
-            Outputs::Unit(node.n_deps as usize)
-        } else {
-            let deps = &self.cold(i).deps;
-            Outputs::gather(
-                deps.len(),
-                deps.iter().map(|&d| {
-                    let out = self.node(d).output.as_ref();
-                    Arc::clone(out.expect("a running task's dependencies completed"))
-                }),
-            )
-        };
-        let spans = self.spans.len();
-        let node = self.node_mut(i);
-        node.state = TaskState::Running;
-        node.attempts += 1;
-        node.start.get_or_insert(now);
-        let start = AttemptStart {
-            node: i,
-            body: node.body.take().expect("a body lent is given back"),
-            timeout: node.timeout,
-            attempt: node.attempts,
-            outputs,
-        };
-        if start.attempt == 1 {
-            // Kept in the node (see `Span`).
-            node.record = RECORD_IN_NODE;
-            node.lane = lane;
-        } else {
-            node.record = u32::try_from(spans).expect("more than u32::MAX attempts");
-            self.spans.push(Span {
-                node: i,
-                attempt: start.attempt,
-                start: now,
-                end: None,
-                lane,
-                outcome: Outcome::Running,
-            });
-        }
-        start
+        begin_attempt(&mut self.nodes, &self.cold, &mut self.spans, i, now, lane)
     }
 
     /// Records how an attempt of node `i` ended. Returns the wait before the
@@ -1098,15 +1074,21 @@ impl<T> Core<T> {
         // Dependents come after `i` (see the module docs): borrowing the
         // two sides apart reads `i`'s list in place.
         let (done, later) = self.nodes.split_at_mut(i as usize + 1);
-        for &d in done[i as usize].dependents.iter() {
-            let dep = &mut later[(d - i - 1) as usize];
-            let paused_pending = dep.paused_from == Some(PausedFrom::Pending);
-            if dep.state == TaskState::Pending || paused_pending {
-                dep.unmet -= 1;
-                // A paused one becomes ready when it is resumed.
-                if dep.unmet == 0 && !paused_pending {
-                    dep.state = TaskState::Ready;
-                    self.ready.push(d, dep, &mut self.cold, now);
+        let (ready, cold) = (&mut self.ready, &mut self.cold);
+        // The inline list (most tasks' two or fewer) read without making
+        // a slice of it.
+        match &done[i as usize].dependents {
+            Edges::Inline { len, ids } => {
+                if *len > 0 {
+                    release_one(later, ready, cold, i, ids[0], now);
+                    if *len > 1 {
+                        release_one(later, ready, cold, i, ids[1], now);
+                    }
+                }
+            }
+            Edges::Heap(ids) => {
+                for &d in ids {
+                    release_one(later, ready, cold, i, d, now);
                 }
             }
         }
@@ -1127,7 +1109,7 @@ impl<T> Core<T> {
         i: u32,
         body: Body<T>,
         (began, ended): (Instant, Instant),
-        result: Result<Option<Arc<T>>, TaskError>,
+        result: Result<Option<Arc<T>>, Box<TaskError>>,
         fx: &mut Effects,
     ) -> Option<Duration> {
         let node = self.node(i);
@@ -1137,12 +1119,24 @@ impl<T> Core<T> {
                 self.completed_plain(i, body, (began, ended), output, fx);
                 None
             }
-            result => {
-                self.give_back(i, body);
-                self.began_at(i, began);
-                self.finish_attempt(i, result, ended, fx)
-            }
+            result => self.attempt_ran_slow(i, body, (began, ended), result.map_err(|e| *e), fx),
         }
+    }
+
+    /// [`Core::attempt_ran`] off its short path: the attempt failed, or
+    /// the node has a budget, extras, or was cancelled or paused meanwhile.
+    #[inline(never)]
+    fn attempt_ran_slow(
+        &mut self,
+        i: u32,
+        body: Body<T>,
+        (began, ended): (Instant, Instant),
+        result: Result<Option<Arc<T>>, TaskError>,
+        fx: &mut Effects,
+    ) -> Option<Duration> {
+        self.give_back(i, body);
+        self.began_at(i, began);
+        self.finish_attempt(i, result, ended, fx)
     }
 
     /// The short path of [`Core::attempt_ran`].
@@ -1164,12 +1158,16 @@ impl<T> Core<T> {
         node.end = Some(ended);
         node.output = output;
         node.state = TaskState::Completed;
-        let record = mem::replace(&mut node.record, NO_RECORD);
+        let record = node.record;
+        // One store: the record stays in the node (see `Span`), or is
+        // closed in `spans` below.
+        node.record = if record == RECORD_IN_NODE {
+            DONE_IN_NODE
+        } else {
+            NO_RECORD
+        };
         self.retired.push(body);
-        if record == RECORD_IN_NODE {
-            // The record stays in the node (see `Span`).
-            self.node_mut(i).record = DONE_IN_NODE;
-        } else if record != NO_RECORD {
+        if record != RECORD_IN_NODE && record != NO_RECORD {
             let span = &mut self.spans[record as usize];
             span.start = began;
             span.end = Some(ended);
@@ -1568,6 +1566,88 @@ impl<T> Core<T> {
             state: self.node(i).state,
         }
     }
+}
+
+/// Node `i` completed: decrements the counter of unmet dependencies of
+/// its dependent `d` (in `later`, the nodes after `i`) and queues it if
+/// that reaches zero (see [`Core::release_dependents`]).
+#[inline(always)]
+fn release_one<T>(
+    later: &mut [Node<T>],
+    ready: &mut Ready,
+    cold: &mut [Cold],
+    i: u32,
+    d: u32,
+    now: Instant,
+) {
+    let dep = &mut later[(d - i - 1) as usize];
+    if dep.state == TaskState::Pending {
+        dep.unmet -= 1;
+        if dep.unmet == 0 {
+            dep.state = TaskState::Ready;
+            ready.push(d, dep, cold, now);
+        }
+    } else if dep.paused_from == Some(PausedFrom::Pending) {
+        // A paused one becomes ready when it is resumed.
+        dep.unmet -= 1;
+    }
+}
+
+/// [`Core::start_attempt`] on the core's parts, borrowed apart (see
+/// [`Core::next_attempts`]): marks node `i` running, opens its attempt's
+/// span and gathers its inputs. (Always inlined: with two callers, a
+/// plain `#[inline]` left it a call, which cost the runner's dispatch ~26
+/// instructions per task.)
+#[inline(always)]
+fn begin_attempt<T>(
+    nodes: &mut [Node<T>],
+    cold: &[Cold],
+    spans: &mut Vec<Span>,
+    i: u32,
+    now: Instant,
+    lane: u32,
+) -> AttemptStart<T> {
+    let node = &nodes[i as usize];
+    let outputs = if is_unit::<T>() {
+        // Nothing to gather: the inputs read the shared output.
+        Outputs::Unit(node.n_deps as usize)
+    } else {
+        let deps = &cold[i as usize].deps;
+        Outputs::gather(
+            deps.len(),
+            deps.iter().map(|&d| {
+                let out = nodes[d as usize].output.as_ref();
+                Arc::clone(out.expect("a running task's dependencies completed"))
+            }),
+        )
+    };
+    let node = &mut nodes[i as usize];
+    node.state = TaskState::Running;
+    node.attempts += 1;
+    node.start.get_or_insert(now);
+    let start = AttemptStart {
+        node: i,
+        body: node.body.take().expect("a body lent is given back"),
+        timeout: node.timeout,
+        attempt: node.attempts,
+        outputs,
+    };
+    if start.attempt == 1 {
+        // Kept in the node (see `Span`).
+        node.record = RECORD_IN_NODE;
+        node.lane = lane;
+    } else {
+        node.record = u32::try_from(spans.len()).expect("more than u32::MAX attempts");
+        spans.push(Span {
+            node: i,
+            attempt: start.attempt,
+            start: now,
+            end: None,
+            lane,
+            outcome: Outcome::Running,
+        });
+    }
+    start
 }
 
 fn outcome_of(error: &TaskError) -> Outcome {

@@ -861,8 +861,7 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
     if !batch.ran.is_empty() {
         for r in batch.ran.drain(..) {
             let times = (r.began, r.ended.unwrap_or(now));
-            let result = r.result.map_err(|e| *e);
-            if let Some(delay) = core.attempt_ran(r.node, r.body, times, result, fx) {
+            if let Some(delay) = core.attempt_ran(r.node, r.body, times, r.result, fx) {
                 fx.retries.push((r.node, delay));
             }
         }
