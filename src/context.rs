@@ -189,13 +189,18 @@ pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&Worker>) -> R) -> R {
 /// executor (no `block_on` of another executor is running on it).
 #[inline(always)]
 pub(crate) fn own_worker() -> Option<Rc<Worker>> {
-    SPAWN_WORKER.with(|w| {
-        let worker = w.take()?;
-        let copy = Rc::clone(&worker);
-        // What `take` left: nothing, which needs no drop.
-        std::mem::forget(w.replace(Some(worker)));
-        Some(copy)
-    })
+    // `try_with`: a spawn from another thread-local's destructor may come
+    // after this one's, while the thread exits (then: not a worker's spawn).
+    SPAWN_WORKER
+        .try_with(|w| {
+            let worker = w.take()?;
+            let copy = Rc::clone(&worker);
+            // What `take` left: nothing, which needs no drop.
+            std::mem::forget(w.replace(Some(worker)));
+            Some(copy)
+        })
+        .ok()
+        .flatten()
 }
 
 /// The worker of this thread if it belongs to `shared`.
@@ -217,10 +222,13 @@ pub(crate) fn with_executor<R>(f: impl FnOnce(Option<&Arc<Shared>>, Option<&Work
     if HAS_EXECUTOR.get() {
         return with_block_on_executor(f);
     }
-    WORKER.with(|w| match w.borrow().as_deref() {
+    // `try_with`: a spawn from another thread-local's destructor may come
+    // after this one's, while the thread exits (then: no executor here).
+    let worker = WORKER.try_with(|w| w.borrow().clone()).ok().flatten();
+    match worker.as_deref() {
         Some(worker) => f(Some(worker.shared_arc()), Some(worker)),
         None => f(None, None),
-    })
+    }
 }
 
 /// [`with_executor`] on a thread inside `block_on`: the `block_on`'s
