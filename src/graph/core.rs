@@ -1316,9 +1316,9 @@ impl<T> Core<T> {
     /// it finished its work: its task group was cancelled, its executor
     /// shut down, or it panicked. Cancels the whole run, for good, with
     /// `reason` ([`CancelReason::GroupCancelled`],
-    /// [`CancelReason::ExecutorShutdown`] or [`CancelReason::Internal`]): every task not yet ended (running
-    /// ones' drivers are aborted, as by `cancel`), and, as after `stop`,
-    /// any added later. `runner` says the lost task was a runner, still
+    /// [`CancelReason::ExecutorShutdown`] or [`CancelReason::Internal`]):
+    /// every task not yet ended (running ones' drivers are aborted, as by
+    /// `cancel`), and, as after `stop`, any added later. `runner` says the lost task was a runner, still
     /// counted; `driver` is the node whose driver it was, whose handle is
     /// given back to be dropped (detached) rather than aborted: that task
     /// is the one being dropped. A driver of a node that has ended was
