@@ -191,37 +191,16 @@ impl<T> Local<T> {
     }
 
     /// Pushes at the tail; when the ring is full, first moves its older half
-    /// to `overflow`.
+    /// to `overflow`. While a thief is copying out half of a full ring,
+    /// `item` goes to `overflow` alone (ahead of older items still in the
+    /// ring; see [`push_back_in_order`](Self::push_back_in_order)).
     pub fn push_back(&self, item: T, overflow: &impl Overflow<T>) {
         let tail = self.tail_unsync();
         // Acquire: pairs with the thief's AcqRel CAS that releases the slots
         // it copied, before we write into them again.
         let (steal, _) = unpack(self.inner.head.load(Acquire));
         if let Err(item) = self.put_if_room(tail, steal, item) {
-            self.push_back_full(tail, item, overflow);
-        }
-    }
-
-    /// [`push_back`](Local::push_back) onto a ring that looked full (out of
-    /// line: the common push stays a few instructions with no loop).
-    #[inline(never)]
-    fn push_back_full(&self, tail: u32, mut item: T, overflow: &impl Overflow<T>) {
-        loop {
-            // Acquire: pairs with the thief's AcqRel CAS that releases the
-            // slots it copied, before we write into them again.
-            let (steal, real) = unpack(self.inner.head.load(Acquire));
-            item = match self.put_if_room(tail, steal, item) {
-                Ok(()) => return,
-                Err(item) => item,
-            };
-            if steal != real {
-                // A thief is copying out half the ring right now.
-                overflow.push_batch(std::iter::once(item));
-                return;
-            }
-            // Claimed or not (a thief moved `head`), the next look finds
-            // room or tries again.
-            self.overflow_half(real, overflow);
+            self.push_loop::<false>(tail, item, overflow);
         }
     }
 
@@ -230,11 +209,18 @@ impl<T> Local<T> {
     /// into the freed room, so everything in `overflow` from this ring is
     /// older than everything still in it (for a ring whose order is a
     /// promise: the outside poster's, `posting.rs`). Unlike
-    /// [`push_back`](Self::push_back), which sends `item` to `overflow` alone
-    /// while a thief is copying out half the ring (ahead of older items still
-    /// in the ring), it waits for the thief to finish.
-    pub fn push_back_in_order(&self, mut item: T, overflow: &impl Overflow<T>) {
-        let tail = self.tail_unsync();
+    /// [`push_back`](Self::push_back), it waits for a thief that is copying
+    /// out half the ring to finish.
+    pub fn push_back_in_order(&self, item: T, overflow: &impl Overflow<T>) {
+        self.push_loop::<true>(self.tail_unsync(), item, overflow);
+    }
+
+    /// The loop of both pushes; with `IN_ORDER`, it waits for a thief
+    /// rather than send `item` to `overflow` alone. Out of line for
+    /// [`push_back`](Self::push_back), which calls it only for a ring that
+    /// looked full (the common push stays a few instructions with no loop).
+    #[inline(never)]
+    fn push_loop<const IN_ORDER: bool>(&self, tail: u32, mut item: T, overflow: &impl Overflow<T>) {
         loop {
             // Acquire: pairs with the thief's AcqRel CAS that releases the
             // slots it copied, before we write into them again.
@@ -244,13 +230,18 @@ impl<T> Local<T> {
                 Err(item) => item,
             };
             if steal != real {
-                // A thief is copying out half the ring; it releases the
-                // slots when done.
-                crate::sync::yield_now();
-                continue;
+                // A thief is copying out half the ring right now; it
+                // releases the slots when done.
+                if IN_ORDER {
+                    crate::sync::yield_now();
+                    continue;
+                }
+                overflow.push_batch(std::iter::once(item));
+                return;
             }
             // Full and no thief: send the older half on, then retry (a
-            // thief that moved `head` first makes the CAS fail; retry too).
+            // thief that moved `head` first makes the claim fail; the next
+            // look finds room or tries again).
             self.overflow_half(real, overflow);
         }
     }
