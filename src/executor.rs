@@ -229,7 +229,7 @@ impl Shared {
     /// Whether any queue holds work (for the last searcher's final look).
     pub(crate) fn has_visible_work(&self) -> bool {
         !self.injector.is_empty()
-            || self.posting.len() > 0
+            || self.has_posted()
             || !self.overflow.is_empty()
             // A lone task is its awake owner's next one (the watch covers
             // a long poll; `idle.rs`).

@@ -66,6 +66,7 @@ use std::future::Future;
 use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 pub use crate::hooks::{TaskId, TaskMeta};
@@ -77,7 +78,6 @@ use crate::context;
 use crate::executor::Shared;
 use crate::registry::{self, Slot};
 use crate::task_group::{CancelRegistration, MemberGuard, MembershipArc};
-use std::sync::Arc;
 
 /// The runnable half of a task, as queued and run by workers.
 pub(crate) type Runnable = async_task::Runnable;
