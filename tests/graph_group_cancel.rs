@@ -27,6 +27,11 @@ fn cancelled_by_group(report: &Report<u32>, id: &str) -> bool {
         )
 }
 
+/// How task `id`'s error reads, as a user sees it.
+fn error_text(report: &Report<u32>, id: &str) -> String {
+    report.task(id).unwrap().error.as_ref().unwrap().to_string()
+}
+
 /// A task that records that it ran.
 fn flagged(id: &str, ran: &Arc<AtomicBool>) -> Task<u32> {
     let ran = ran.clone();
@@ -76,13 +81,7 @@ fn cancelling_the_group_ends_a_task_its_driver_held_and_the_run() {
         assert_eq!(report.task(id).unwrap().attempts, 0);
     }
     assert_eq!(
-        report
-            .task("held")
-            .unwrap()
-            .error
-            .as_ref()
-            .unwrap()
-            .to_string(),
+        error_text(&report, "held"),
         "cancelled (the run's task group was cancelled)"
     );
 }
@@ -255,13 +254,7 @@ fn an_executor_shutting_down_mid_run_cancels_the_run() {
         );
     }
     assert_eq!(
-        report
-            .task("held")
-            .unwrap()
-            .error
-            .as_ref()
-            .unwrap()
-            .to_string(),
+        error_text(&report, "held"),
         "cancelled (the run's executor shut down)"
     );
 }
