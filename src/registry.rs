@@ -25,6 +25,8 @@
 
 use std::task::Waker;
 
+use slab::Slab;
+
 use crate::context;
 use crate::executor::Shared;
 use crate::sync::{lock, Mutex};
@@ -144,27 +146,27 @@ impl Registry {
 
 /// Entries in a full page: 16 KiB of wakers.
 ///
-/// Large enough that the pages' own bookkeeping (a [`Page`] is 40 bytes) is
-/// 0.04 bytes per entry; small enough that a shard's slack, a partly filled
+/// Large enough that the pages' own bookkeeping (a [`Page`] is 48 bytes) is
+/// 0.05 bytes per entry; small enough that a shard's slack, a partly filled
 /// page and a spare one (32 KiB at most), is nothing beside a million parked
 /// tasks (16 MB of wakers) and small beside an executor's threads.
 const PAGE: usize = 1024;
 
-/// The end of a list of pages or of a page's vacant entries.
+/// The end of a list of pages.
 const NONE: u32 = u32::MAX;
 
 /// A slab in pages: values under `u32` keys, stored in pages of `P`
-/// entries that are allocated as values arrive and freed when their last
-/// value leaves.
+/// entries, each page a [`Slab`] that is allocated as values arrive and
+/// freed when its last value leaves.
 ///
-/// Every operation is O(1); the one walk is a page's emptying, which clears
-/// at most `P` vacant entries. A page's entries grow by doubling up to `P`, so
-/// a shard with a few parked tasks holds a few entries; a page that empties
-/// is freed, except that the largest emptied page is kept for the next page
-/// opened, so that a count going back and forth over a page boundary does not
-/// allocate each time. Memory is thus at most the pages holding a value, one
-/// spare page, and 40 bytes of bookkeeping per page ever opened (the vector
-/// of pages does not shrink).
+/// Every operation is O(1). A page's slab grows by doubling up to `P` (a
+/// power of two, and a page with `P` values takes no more), so a shard with
+/// a few parked tasks holds a few entries; a page that empties is freed,
+/// except that the largest emptied slab is kept for the next page opened,
+/// so that a count going back and forth over a page boundary does not
+/// allocate each time. Memory is thus at most the pages holding a value,
+/// one spare page, and 48 bytes of bookkeeping per page ever opened (the
+/// vector of pages does not shrink).
 struct Pages<T, const P: usize = PAGE> {
     pages: Vec<Page<T>>,
     /// Head of the list of open pages with a vacant entry, linked through
@@ -174,35 +176,27 @@ struct Pages<T, const P: usize = PAGE> {
     /// Head of the list of released pages (no entries allocated), linked
     /// through [`Page::next`]: their indices are reused before new ones.
     released: u32,
-    /// The entries of an emptied page, cleared, for the next page opened.
-    spare: Vec<Entry<T>>,
+    /// The slab of an emptied page, cleared, for the next page opened.
+    spare: Slab<T>,
     len: usize,
 }
 
 struct Page<T> {
-    /// Empty and unallocated while the page is released.
-    entries: Vec<Entry<T>>,
-    /// First vacant entry below `entries.len()`, or [`NONE`].
-    vacant: u32,
-    /// Occupied entries; an open page has at least one between operations.
-    used: u32,
+    /// Holds at least one value while the page is open; empty and
+    /// unallocated while it is released.
+    slots: Slab<T>,
     prev: u32,
     next: u32,
-}
-
-/// A page's entry. A vacant one links to the next vacant entry of its page,
-/// in the niche of the waker's vtable pointer: an entry is no larger than
-/// its waker (pinned by a test).
-enum Entry<T> {
-    Vacant { next: u32 },
-    Occupied(T),
 }
 
 impl<T, const P: usize> Pages<T, P> {
     /// Keys are `page * P + offset`, below `MAX_PAGES * P`, which is at
     /// most `u32::MAX`.
     const MAX_PAGES: usize = {
-        assert!(P > 0, "a page holds an entry at least");
+        assert!(
+            P.is_power_of_two(),
+            "a slab that doubles stops at exactly P entries"
+        );
         u32::MAX as usize / P
     };
 
@@ -211,7 +205,7 @@ impl<T, const P: usize> Pages<T, P> {
             pages: Vec::new(),
             with_room: NONE,
             released: NONE,
-            spare: Vec::new(),
+            spare: Slab::new(),
             len: 0,
         }
     }
@@ -226,29 +220,10 @@ impl<T, const P: usize> Pages<T, P> {
             NONE => self.open_page(),
             p => p,
         };
-        let page = &mut self.pages[p as usize];
-        let offset = match page.vacant {
-            NONE => {
-                let len = page.entries.len();
-                if len == page.entries.capacity() {
-                    // Doubles, up to exactly one page.
-                    page.entries.reserve_exact(len.max(4).min(P - len));
-                }
-                page.entries.push(Entry::Occupied(value));
-                len as u32
-            }
-            offset => {
-                let entry = &mut page.entries[offset as usize];
-                let Entry::Vacant { next } = std::mem::replace(entry, Entry::Occupied(value))
-                else {
-                    unreachable!("a page's vacant list holds only vacant entries");
-                };
-                page.vacant = next;
-                offset
-            }
-        };
-        page.used += 1;
-        if page.used as usize == P {
+        let slots = &mut self.pages[p as usize].slots;
+        // Below P: a page with room has fewer than P values.
+        let offset = slots.insert(value) as u32;
+        if slots.len() == P {
             self.unlink(p);
         }
         self.len += 1;
@@ -258,23 +233,14 @@ impl<T, const P: usize> Pages<T, P> {
     /// Takes the value stored under `key`, if any.
     fn remove(&mut self, key: u32) -> Option<T> {
         let (p, offset) = (key / P as u32, key % P as u32);
-        let page = self.pages.get_mut(p as usize)?;
-        let entry = page.entries.get_mut(offset as usize)?;
-        if !matches!(entry, Entry::Occupied(_)) {
-            return None;
-        }
-        let vacant = Entry::Vacant { next: page.vacant };
-        let Entry::Occupied(value) = std::mem::replace(entry, vacant) else {
-            unreachable!("checked occupied");
-        };
-        page.vacant = offset;
-        page.used -= 1;
-        let used = page.used as usize;
+        let slots = &mut self.pages.get_mut(p as usize)?.slots;
+        let value = slots.try_remove(offset as usize)?;
+        let left = slots.len();
         self.len -= 1;
-        if used == P - 1 {
+        if left == P - 1 {
             self.link(p);
         }
-        if used == 0 {
+        if left == 0 {
             self.release(p);
         }
         Some(value)
@@ -283,19 +249,16 @@ impl<T, const P: usize> Pages<T, P> {
     /// Moves every value into `out` and frees every page.
     fn drain_into(&mut self, out: &mut Vec<T>) {
         out.reserve(self.len);
-        for page in std::mem::take(&mut self.pages) {
-            out.extend(page.entries.into_iter().filter_map(|entry| match entry {
-                Entry::Occupied(value) => Some(value),
-                Entry::Vacant { .. } => None,
-            }));
+        for mut page in std::mem::take(&mut self.pages) {
+            out.extend(page.slots.drain());
         }
         *self = Pages::new();
     }
 
     /// Opens a page with room: a released one if any, else a new one, with
-    /// the spare entries if any.
+    /// the spare slab if any.
     fn open_page(&mut self) -> u32 {
-        let entries = std::mem::take(&mut self.spare);
+        let slots = std::mem::take(&mut self.spare);
         let p = match self.released {
             NONE => {
                 let p = self.pages.len();
@@ -304,9 +267,7 @@ impl<T, const P: usize> Pages<T, P> {
                     "fewer than 2^32 parked tasks per shard"
                 );
                 self.pages.push(Page {
-                    entries,
-                    vacant: NONE,
-                    used: 0,
+                    slots,
                     prev: NONE,
                     next: NONE,
                 });
@@ -315,7 +276,7 @@ impl<T, const P: usize> Pages<T, P> {
             p => {
                 let page = &mut self.pages[p as usize];
                 self.released = page.next;
-                page.entries = entries;
+                page.slots = slots;
                 p
             }
         };
@@ -323,18 +284,19 @@ impl<T, const P: usize> Pages<T, P> {
         p
     }
 
-    /// Frees an emptied page's entries, or keeps them as the spare when
-    /// they are larger than the spare.
+    /// Frees an emptied page's slab, or keeps it as the spare when it is
+    /// larger than the spare.
     fn release(&mut self, p: u32) {
         self.unlink(p);
         let page = &mut self.pages[p as usize];
-        let mut entries = std::mem::take(&mut page.entries);
-        page.vacant = NONE;
+        let mut slots = std::mem::take(&mut page.slots);
         page.next = self.released;
         self.released = p;
-        if entries.capacity() > self.spare.capacity() {
-            entries.clear();
-            self.spare = entries;
+        if slots.capacity() > self.spare.capacity() {
+            // Empty already; clearing resets its vacant list, keeping the
+            // allocation.
+            slots.clear();
+            self.spare = slots;
         }
     }
 
@@ -365,7 +327,7 @@ impl<T, const P: usize> Pages<T, P> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Entry, Page, Pages, Registry, NONE};
+    use super::{Page, Pages, Registry, NONE};
     use proptest::prelude::*;
     use std::collections::{HashMap, HashSet};
     use std::mem::size_of;
@@ -395,36 +357,17 @@ mod tests {
             assert!(self.spare.is_empty());
             for (p, page) in self.pages.iter().enumerate() {
                 let p = p as u32;
-                allocated += page.entries.capacity();
-                assert!(page.entries.capacity() <= P, "a page outgrew its size");
-                let used = page
-                    .entries
-                    .iter()
-                    .filter(|entry| matches!(entry, Entry::Occupied(_)))
-                    .count();
-                assert_eq!(used, page.used as usize);
+                let used = page.slots.len();
+                allocated += page.slots.capacity();
+                assert!(page.slots.capacity() <= P, "a page outgrew its size");
                 len += used;
                 if released.contains(&p) {
-                    assert_eq!(page.entries.capacity(), 0, "a released page holds memory");
+                    assert_eq!(page.slots.capacity(), 0, "a released page holds memory");
                     assert!(!with_room.contains(&p));
                     continue;
                 }
                 assert!(used > 0, "an open page is empty");
                 assert_eq!(with_room.contains(&p), used < P, "page {p}'s room");
-                let mut vacant = HashSet::new();
-                let mut offset = page.vacant;
-                while offset != NONE {
-                    assert!(vacant.insert(offset));
-                    let Entry::Vacant { next } = page.entries[offset as usize] else {
-                        panic!("occupied entry on the vacant list");
-                    };
-                    offset = next;
-                }
-                assert_eq!(
-                    vacant.len(),
-                    page.entries.len() - used,
-                    "unlisted vacant entry"
-                );
             }
             assert_eq!(len, self.len);
             allocated
@@ -432,9 +375,8 @@ mod tests {
     }
 
     #[test]
-    fn an_entry_is_no_larger_than_a_waker() {
-        assert_eq!(size_of::<Entry<Waker>>(), size_of::<Waker>());
-        assert_eq!(size_of::<Page<Waker>>(), 40, "PAGE's doc");
+    fn a_page_is_its_slab_and_two_links() {
+        assert_eq!(size_of::<Page<Waker>>(), 48, "PAGE's doc");
     }
 
     #[test]
