@@ -673,8 +673,8 @@ impl Executor {
     /// iterator is still running for a big batch, at the latest when this
     /// returns. A handle is added as soon as its task is built, so if the
     /// iterator panics midway, `handles` holds the handle of every task
-    /// already created, and those tasks are queued and run before the panic
-    /// leaves this call. After the executor has shut down, the handles
+    /// already created, and those tasks are queued (and so run) before the
+    /// panic leaves this call. After the executor has shut down, the handles
     /// report their tasks cancelled, as `spawn`'s would.
     ///
     /// For a batch whose handles are not needed, see
