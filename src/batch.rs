@@ -18,7 +18,9 @@
 //! (the decorated path) spawns the tasks one by one.
 //!
 //! Chunks are queued as they are built, so workers start on the first
-//! chunk while the caller builds the next, and a huge batch from outside
+//! chunk while the caller builds the next (and a task waits, at most, for
+//! the rest of its chunk to be built: an iterator that blocks on an
+//! earlier task of its own batch may wait for ever, which is documented), and a huge batch from outside
 //! joins the same queues as single spawns: a full ring sends its older
 //! half to the overflow queue, which workers take from in turns with
 //! their own work (`worker.rs`), so the batch starves nothing.

@@ -671,7 +671,9 @@ impl Executor {
     ///
     /// The tasks of a chunk start when the chunk is queued: while the
     /// iterator is still running for a big batch, at the latest when this
-    /// returns. A handle is added as soon as its task is built, so if the
+    /// returns. So, unlike a loop of `spawn`, the iterator must not wait
+    /// for something an earlier future of the same batch does: that task
+    /// may not be queued yet. A handle is added as soon as its task is built, so if the
     /// iterator panics midway, `handles` holds the handle of every task
     /// already created, and those tasks are queued (and so run) before the
     /// panic leaves this call. After the executor has shut down, the handles
