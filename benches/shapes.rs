@@ -10,7 +10,7 @@
 mod common;
 
 use common::dag::{run_counter_dag, run_counter_dag_rayon, DagShape, Lattice, SIDE};
-use common::{tiny_work, AsyncEx, CountDown, Fastexec, Rt, StaticEx, Tokio};
+use common::{tiny_work, AsyncEx, CountDown, DetachAll, Fastexec, Rt, StaticEx, Tokio};
 use criterion::criterion_group;
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
@@ -41,6 +41,12 @@ trait Shape {
     /// `Executor::block_on`, done when `block_on` returns (its group counts every task),
     /// benchmarked as `fastexec_scoped`, for shapes that have such a variant.
     const SCOPED: Option<fn(&Fastexec)> = None;
+    /// The same work spawned with fastexec's batch API (`spawn_many`, `detach_many`),
+    /// benchmarked as `fastexec_spawn_many`, for shapes that have such a variant.
+    const SPAWN_MANY: Option<fn(&Fastexec)> = None;
+    /// The same work spawned with async-executor's `Executor::spawn_many`, benchmarked as
+    /// `async-executor_spawn_many` (the peer's own batch API, for a like-for-like ratio).
+    const ASYNC_EX_SPAWN_MANY: Option<fn(&AsyncEx)> = None;
 
     fn run<R: Rt>(rt: &R);
 }
@@ -65,6 +71,12 @@ fn bench_shape<S: Shape>(c: &mut Criterion) {
         if let Some(run) = S::SCOPED {
             bench_variant(&mut group, "fastexec_scoped", threads, run);
         }
+        if let Some(run) = S::SPAWN_MANY {
+            bench_variant(&mut group, "fastexec_spawn_many", threads, run);
+        }
+        if let Some(run) = S::ASYNC_EX_SPAWN_MANY {
+            bench_variant(&mut group, "async-executor_spawn_many", threads, run);
+        }
     }
     group.finish();
 }
@@ -86,14 +98,15 @@ fn bench_rayon(group: &mut BenchmarkGroup<WallTime>, threads: usize, run: fn(&Th
     group.bench_function(id, |b| b.iter(|| run(&pool)));
 }
 
-/// A fastexec-only variant of a shape (`COMPLETIONS`, `SCOPED`), in the same group as the peers.
-fn bench_variant(
+/// A variant of a shape written with one executor's own API (`COMPLETIONS`, `SCOPED`,
+/// `SPAWN_MANY`, `ASYNC_EX_SPAWN_MANY`), in the same group as the peers.
+fn bench_variant<R: Rt>(
     group: &mut BenchmarkGroup<WallTime>,
     name: &str,
     threads: usize,
-    run: fn(&Fastexec),
+    run: fn(&R),
 ) {
-    let rt = Fastexec::start(threads);
+    let rt = R::start(threads);
     let id = BenchmarkId::new(name, threads);
     group.bench_function(id, |b| b.iter(|| run(&rt)));
     rt.shutdown();
@@ -119,6 +132,39 @@ fn spawn_and_await<R: Rt>(rt: &R, count: usize) -> usize {
     })
 }
 
+/// Awaits every handle (of tasks each returning 1, or the like) and sums their outputs.
+fn await_sum<R: Rt, H>(rt: &R, handles: Vec<H>) -> usize
+where
+    H: std::future::Future,
+    H::Output: IntoOutput,
+{
+    rt.block_on(async {
+        let mut sum = 0;
+        for handle in handles {
+            sum += handle.await.into_output();
+        }
+        sum
+    })
+}
+
+/// A handle's output as the sum counts it: fastexec's `Result` (a failed task fails the
+/// bench), async-executor's bare value.
+trait IntoOutput {
+    fn into_output(self) -> usize;
+}
+
+impl IntoOutput for usize {
+    fn into_output(self) -> usize {
+        self
+    }
+}
+
+impl IntoOutput for Result<usize, fastexec::JoinError> {
+    fn into_output(self) -> usize {
+        self.expect("task failed")
+    }
+}
+
 /// A task on the executor spawns 10,000 tiny tasks; done when all have run.
 struct SpawnManyLocal;
 
@@ -127,6 +173,8 @@ impl Shape for SpawnManyLocal {
     const ELEMENTS: usize = 10_000;
     const RAYON: Option<fn(&ThreadPool)> = Some(Self::rayon);
     const SCOPED: Option<fn(&Fastexec)> = Some(Self::scoped);
+    const SPAWN_MANY: Option<fn(&Fastexec)> = Some(Self::spawn_many);
+    const ASYNC_EX_SPAWN_MANY: Option<fn(&AsyncEx)> = Some(Self::async_ex_spawn_many);
 
     fn run<R: Rt>(rt: &R) {
         let done = CountDown::new(Self::ELEMENTS);
@@ -157,6 +205,33 @@ impl SpawnManyLocal {
         assert_eq!(ran.load(Relaxed), Self::ELEMENTS);
     }
 
+    /// `run`, the task spawning its 10,000 with one `fastexec::detach_many`.
+    fn spawn_many(rt: &Fastexec) {
+        let done = CountDown::new(Self::ELEMENTS);
+        let all = done.clone();
+        rt.detach(async move {
+            fastexec::detach_many((0..Self::ELEMENTS).map(|_| {
+                let done = all.clone();
+                async move { done.count_down() }
+            }));
+        });
+        done.wait();
+    }
+
+    /// `run`, the task spawning its 10,000 with one `Executor::spawn_many`.
+    fn async_ex_spawn_many(rt: &AsyncEx) {
+        let done = CountDown::new(Self::ELEMENTS);
+        let (here, all) = (rt.here(), done.clone());
+        rt.detach(async move {
+            let tasks = (0..Self::ELEMENTS).map(|_| {
+                let done = all.clone();
+                async move { done.count_down() }
+            });
+            here.executor().spawn_many(tasks, &mut DetachAll);
+        });
+        done.wait();
+    }
+
     fn rayon(pool: &ThreadPool) {
         let ran = AtomicUsize::new(0);
         let counter = &ran;
@@ -179,6 +254,18 @@ struct SpawnManyRemoteIdle;
 impl Shape for SpawnManyRemoteIdle {
     const NAME: &'static str = "spawn_many_remote_idle";
     const ELEMENTS: usize = 10_000;
+    const SPAWN_MANY: Option<fn(&Fastexec)> = Some(|rt| {
+        let mut handles = Vec::with_capacity(Self::ELEMENTS);
+        let tasks = (0..Self::ELEMENTS).map(|_| async { 1 });
+        rt.executor().spawn_many(tasks, &mut handles);
+        assert_eq!(await_sum(rt, handles), Self::ELEMENTS);
+    });
+    const ASYNC_EX_SPAWN_MANY: Option<fn(&AsyncEx)> = Some(|rt| {
+        let mut handles = Vec::with_capacity(Self::ELEMENTS);
+        let tasks = (0..Self::ELEMENTS).map(|_| async { 1 });
+        rt.executor().spawn_many(tasks, &mut handles);
+        assert_eq!(await_sum(rt, handles), Self::ELEMENTS);
+    });
     // rayon has no handles: the closures count down a latch the posting thread waits on.
     const RAYON: Option<fn(&ThreadPool)> = Some(|pool| {
         let done = CountDown::new(Self::ELEMENTS);
@@ -478,6 +565,29 @@ impl Shape for TinyTasks {
     const NAME: &'static str = "tiny_task_throughput";
     const ELEMENTS: usize = 1_000_000;
     const LONG: bool = true;
+    const SPAWN_MANY: Option<fn(&Fastexec)> = Some(|rt| {
+        let done = CountDown::new(Self::ELEMENTS);
+        rt.executor().detach_many((0..Self::ELEMENTS).map(|i| {
+            let done = done.clone();
+            async move {
+                tiny_work(i as u64);
+                done.count_down();
+            }
+        }));
+        done.wait();
+    });
+    const ASYNC_EX_SPAWN_MANY: Option<fn(&AsyncEx)> = Some(|rt| {
+        let done = CountDown::new(Self::ELEMENTS);
+        let tasks = (0..Self::ELEMENTS).map(|i| {
+            let done = done.clone();
+            async move {
+                tiny_work(i as u64);
+                done.count_down();
+            }
+        });
+        rt.executor().spawn_many(tasks, &mut DetachAll);
+        done.wait();
+    });
     const RAYON: Option<fn(&ThreadPool)> = Some(|pool| {
         let done = CountDown::new(Self::ELEMENTS);
         for i in 0..Self::ELEMENTS {
@@ -579,6 +689,23 @@ fn profile_shape<S: Shape>(executor: &str, threads: usize, iterations: usize) {
             let run =
                 S::SCOPED.unwrap_or_else(|| panic!("{} has no fastexec_scoped variant", S::NAME));
             let rt = Fastexec::start(threads);
+            (0..iterations).for_each(|_| timed::<S>(|| run(&rt)));
+            rt.shutdown();
+        }
+        "fastexec_spawn_many" => {
+            let run = S::SPAWN_MANY
+                .unwrap_or_else(|| panic!("{} has no fastexec_spawn_many variant", S::NAME));
+            let rt = Fastexec::start(threads);
+            (0..iterations).for_each(|_| timed::<S>(|| run(&rt)));
+            if std::env::var_os("SHAPES_PROFILE_METRICS").is_some() {
+                eprintln!("{:?}", rt.executor().metrics());
+            }
+            rt.shutdown();
+        }
+        "async-executor_spawn_many" => {
+            let run = S::ASYNC_EX_SPAWN_MANY
+                .unwrap_or_else(|| panic!("{} has no async-executor_spawn_many variant", S::NAME));
+            let rt = AsyncEx::start(threads);
             (0..iterations).for_each(|_| timed::<S>(|| run(&rt)));
             rt.shutdown();
         }

@@ -47,6 +47,7 @@ use std::thread;
 use async_task::{ScheduleInfo, WithInfo};
 use concurrent_queue::{ConcurrentQueue, PushError};
 
+use crate::batch;
 use crate::blocking::BlockingPool;
 use crate::context;
 use crate::ext::{ExtConfig, Extensions};
@@ -291,9 +292,53 @@ impl Shared {
         }
     }
 
+    /// Counts and queues a chunk of new tasks built by `spawn_many` (the
+    /// default path's, in order), leaving `tasks` empty: on `worker` (one
+    /// of this executor's, the caller's thread's) with one push and one
+    /// wake-up check, else as [`inject_batch`](Self::inject_batch) does.
+    pub(crate) fn queue_new_batch(&self, tasks: &mut Vec<Runnable>, worker: Option<&Worker>) {
+        self.ext.counters.count_spawns(worker, tasks.len());
+        match worker {
+            Some(worker) => worker.push_new_batch(tasks),
+            None => self.inject_batch(tasks),
+        }
+    }
+
+    /// [`inject`](Self::inject) for a chunk of tasks, oldest first, leaving
+    /// `tasks` empty: into the outside poster's ring with one push (each
+    /// run that fits published with one store) if this thread owns it,
+    /// else into the injector one by one; then one wake-up check for the
+    /// chunk. After shutdown the tasks go to the closed injector, which
+    /// drops them, as `inject` does. The order promise of `inject` holds:
+    /// the ring's owner still never posts to the injector (but after
+    /// shutdown).
+    fn inject_batch(&self, tasks: &mut Vec<Runnable>) {
+        if tasks.is_empty() {
+            return;
+        }
+        if !self.is_shutdown() {
+            let key = context::thread_key();
+            if self.posting.try_push_many(key, tasks, self) {
+                self.notify_one();
+                self.take_back_after_shutdown(key);
+                return;
+            }
+        }
+        let mut queued = false;
+        for task in tasks.drain(..) {
+            match self.injector.push(task) {
+                Ok(()) => queued = true,
+                Err(PushError::Closed(task) | PushError::Full(task)) => drop(task),
+            }
+        }
+        if queued {
+            self.notify_one();
+        }
+    }
+
     /// Builds `future` into a task of this executor, not yet queued: the
     /// default path's task, whose schedule function holds only the id.
-    fn build_plain<F>(
+    pub(crate) fn build_plain<F>(
         &self,
         future: F,
         membership: Option<MembershipArc>,
@@ -614,6 +659,84 @@ impl Executor {
         F::Output: Send + 'static,
     {
         self.shared.spawn(future, context::membership(), None)
+    }
+
+    /// Spawns every future of `futures` onto this executor, in order, and
+    /// adds their handles to `handles`, in the same order: what calling
+    /// [`spawn`](Executor::spawn) for each would do, for less per task (the
+    /// tasks are queued in chunks, each with one queue operation and one
+    /// wake-up check). Inside a task or a `block_on` the tasks join the
+    /// current task groups, so an enclosing `block_on` waits for them;
+    /// hooks and metrics see each task as they would a `spawn`.
+    ///
+    /// The tasks of a chunk start when the chunk is queued: while the
+    /// iterator is still running for a big batch, at the latest when this
+    /// returns. So, unlike a loop of `spawn`, the iterator must not wait
+    /// for something an earlier future of the same batch does: that task
+    /// may not be queued yet. A handle is added as soon as its task is built, so if the
+    /// iterator panics midway, `handles` holds the handle of every task
+    /// already created, and those tasks are queued (and so run) before the
+    /// panic leaves this call. After the executor has shut down, the handles
+    /// report their tasks cancelled, as `spawn`'s would.
+    ///
+    /// For a batch whose handles are not needed, see
+    /// [`detach_many`](Executor::detach_many).
+    ///
+    /// ```
+    /// let executor = fastexec::Executor::builder().threads(2).build().unwrap();
+    /// let mut handles = Vec::new();
+    /// executor.spawn_many((0..100u64).map(|i| async move { i * i }), &mut handles);
+    /// let squares: Vec<u64> = executor.block_on(async {
+    ///     let mut squares = Vec::new();
+    ///     for handle in handles {
+    ///         squares.push(handle.await.unwrap());
+    ///     }
+    ///     squares
+    /// });
+    /// assert_eq!(squares[9], 81);
+    /// assert_eq!(squares.len(), 100);
+    /// ```
+    pub fn spawn_many<I, F>(&self, futures: I, handles: &mut impl Extend<JoinHandle<F::Output>>)
+    where
+        I: IntoIterator<Item = F>,
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let membership = context::membership();
+        let mut handles = batch::Collect(handles);
+        batch::spawn_many(&self.shared, futures, membership, None, &mut handles);
+    }
+
+    /// Spawns every future of `futures` onto this executor, detached, in
+    /// order: [`spawn_many`](Executor::spawn_many) without the handles, for
+    /// fire-and-forget batches (a million tasks need not leave a million
+    /// handles behind). The tasks still count in the current task groups,
+    /// so a `block_on` they were spawned in waits for them.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// let executor = fastexec::Executor::builder().threads(2).build().unwrap();
+    /// let ran = Arc::new(AtomicUsize::new(0));
+    /// executor.block_on(async {
+    ///     fastexec::detach_many((0..1000).map(|_| {
+    ///         let ran = ran.clone();
+    ///         async move {
+    ///             ran.fetch_add(1, Ordering::Relaxed);
+    ///         }
+    ///     }));
+    /// }); // block_on waits for the detached tasks too
+    /// assert_eq!(ran.load(Ordering::Relaxed), 1000);
+    /// ```
+    pub fn detach_many<I, F>(&self, futures: I)
+    where
+        I: IntoIterator<Item = F>,
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let membership = context::membership();
+        batch::spawn_many(&self.shared, futures, membership, None, &mut batch::Detach);
     }
 
     /// Runs `future` to completion on this thread, then waits for every task
@@ -1054,6 +1177,82 @@ impl Drop for BlockingScope {
             drop(context::replace_membership(outer));
         }
     }
+}
+
+/// Spawns every future of `futures` onto the current executor, in order,
+/// and adds their handles to `handles` in the same order: [`spawn`] for
+/// each, for less per task. See [`Executor::spawn_many`], which this is for
+/// the executor `spawn` would use here.
+///
+/// ```
+/// let mut handles = Vec::new();
+/// fastexec::spawn_many(["a", "bb", "ccc"].map(|s| async move { s.len() }), &mut handles);
+/// let lengths: Vec<usize> = handles.into_iter().map(|h| fastexec::block_on(h).unwrap()).collect();
+/// assert_eq!(lengths, [1, 2, 3]);
+/// ```
+///
+/// # Panics
+///
+/// As [`spawn`] when the global executor is needed and cannot start; and
+/// with the iterator's panic (the tasks created before it still run).
+pub fn spawn_many<I, F>(futures: I, handles: &mut impl Extend<JoinHandle<F::Output>>)
+where
+    I: IntoIterator<Item = F>,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    spawn_many_here(futures, &mut batch::Collect(handles));
+}
+
+/// Spawns every future of `futures` onto the current executor, detached,
+/// in order: [`spawn_many`] without the handles. See
+/// [`Executor::detach_many`].
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+///
+/// let ran = Arc::new(AtomicUsize::new(0));
+/// fastexec::block_on(async {
+///     fastexec::detach_many((0..100).map(|_| {
+///         let ran = ran.clone();
+///         async move {
+///             ran.fetch_add(1, Ordering::Relaxed);
+///         }
+///     }));
+/// });
+/// assert_eq!(ran.load(Ordering::Relaxed), 100);
+/// ```
+///
+/// # Panics
+///
+/// As [`spawn_many`].
+pub fn detach_many<I, F>(futures: I)
+where
+    I: IntoIterator<Item = F>,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    spawn_many_here(futures, &mut batch::Detach);
+}
+
+/// The free functions' batch spawn: on this thread's worker when spawns go
+/// to its executor (as [`spawn_with_membership`] finds it), else onto the
+/// current executor.
+fn spawn_many_here<I, F, H>(futures: I, handles: &mut H)
+where
+    I: IntoIterator<Item = F>,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+    H: batch::Handles<F::Output>,
+{
+    let membership = context::membership();
+    if let Some(worker) = context::own_worker() {
+        let shared = worker.shared_arc();
+        return batch::spawn_many(shared, futures, membership, Some(&worker), handles);
+    }
+    let shared = current();
+    batch::spawn_many(&shared, futures, membership, None, handles);
 }
 
 /// Spawns a task onto the current executor.

@@ -65,6 +65,7 @@
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
+mod batch;
 mod block_on;
 mod context;
 pub mod deps;
@@ -93,7 +94,8 @@ pub mod time;
 
 pub use deps::{spawn_after, spawn_completion, Completion, CompletionError};
 pub use executor::{
-    current_threads, spawn, spawn_blocking, Builder, EnvError, Executor, WORKERS_ENV,
+    current_threads, detach_many, spawn, spawn_blocking, spawn_many, Builder, EnvError, Executor,
+    WORKERS_ENV,
 };
 pub use metrics::Metrics;
 pub use priority::Priority;

@@ -99,6 +99,13 @@ impl ExternalCounters {
     /// otherwise with a `fetch_add` on the shared one.
     #[inline]
     pub(crate) fn count_spawn(&self) {
+        self.count_spawns(1);
+    }
+
+    /// Counts `n` spawns at once (a chunk of `spawn_many`), as
+    /// [`count_spawn`](Self::count_spawn) counts one.
+    #[inline]
+    pub(crate) fn count_spawns(&self, n: u64) {
         let me = crate::context::thread_key();
         // Relaxed: the owner only ever compares its own key, which its own
         // CAS wrote (coherence lets it read nothing older); another thread
@@ -108,10 +115,10 @@ impl ExternalCounters {
         let owns = owner == me
             || (owner == 0 && self.owner.compare_exchange(0, me, Relaxed, Relaxed).is_ok());
         if owns {
-            self.owner_spawned.add(1);
+            self.owner_spawned.add(n);
         } else {
             // Relaxed: a statistic.
-            self.spawned.fetch_add(1, Relaxed);
+            self.spawned.fetch_add(n, Relaxed);
         }
     }
 
@@ -147,6 +154,15 @@ impl Counters {
         match worker {
             Some(worker) => worker.counters().spawned.add(1),
             None => self.external.0.count_spawn(),
+        }
+    }
+
+    /// Counts `n` spawns at once, on the spawner's worker if it has one.
+    #[inline]
+    pub(crate) fn count_spawns(&self, worker: Option<&crate::worker::Worker>, n: usize) {
+        match worker {
+            Some(worker) => worker.counters().spawned.add(n as u64),
+            None => self.external.0.count_spawns(n as u64),
         }
     }
 

@@ -202,6 +202,22 @@ impl Worker {
         self.notify_after_push();
     }
 
+    /// Queues a chunk of newly spawned tasks (`spawn_many`) at the back of
+    /// the ring, published with one store when they fit, with one wake-up
+    /// check for the chunk: the check a single push makes, for the tasks
+    /// held before and after (no one, if spare work was there before; see
+    /// "Waking another worker" in the module docs).
+    pub(crate) fn push_new_batch(&self, tasks: &mut Vec<Runnable>) {
+        let before = self.tasks_held();
+        self.local.push_many(tasks.drain(..), &*self.shared);
+        if self.shared.workers() == 1 || before >= 2 {
+            return;
+        }
+        if self.tasks_held() >= 2 || !self.shared.idle().is_watched() {
+            self.shared.notify_one();
+        }
+    }
+
     /// Wakes another worker if this one now holds more than the task it
     /// will run next, or if it holds just that one and no watcher sleeps
     /// (see "Waking another worker" in the module docs). A push onto

@@ -89,6 +89,23 @@ pub struct AsyncEx(Arc<Pool<Executor<'static>>>);
 #[derive(Clone, Copy)]
 pub struct StaticEx(&'static Pool<StaticExecutor>);
 
+impl AsyncEx {
+    /// The executor itself, for benches of its batch API (`Executor::spawn_many`).
+    pub fn executor(&self) -> &Executor<'static> {
+        &self.0.ex
+    }
+}
+
+/// A collection for `Executor::spawn_many` that detaches each task as it is added: the
+/// fire-and-forget batch, as async-executor's users can write it (it has no `detach_many`).
+pub struct DetachAll;
+
+impl<T> Extend<Task<T>> for DetachAll {
+    fn extend<I: IntoIterator<Item = Task<T>>>(&mut self, tasks: I) {
+        tasks.into_iter().for_each(Task::detach);
+    }
+}
+
 impl Rt for AsyncEx {
     const NAME: &'static str = "async-executor";
     type Handle<T: Send + 'static> = Task<T>;

@@ -12,7 +12,7 @@ mod tokio_rt;
 
 // Each bench binary uses a different subset of the executors.
 #[allow(unused_imports)]
-pub use async_executor_rt::{AsyncEx, StaticEx};
+pub use async_executor_rt::{AsyncEx, DetachAll, StaticEx};
 pub use fastexec_rt::Fastexec;
 pub use tokio_rt::Tokio;
 

@@ -174,3 +174,44 @@ fn ordered_overflow_against_batch_steal() {
         assert_conserved(got, CAPACITY + 1);
     });
 }
+
+/// A batch pushed in order into the outside poster's ring
+/// (`push_many_in_order`) past its capacity while a thief takes a batch:
+/// the room there is filled and published with one store, the older half
+/// overflows (after the thief, if it is copying), and the rest follows.
+/// Every item is taken exactly once, each consumer sees its items oldest
+/// first, and what went to the overflow target is older than what stayed.
+#[test]
+fn ordered_push_many_against_batch_steal() {
+    loom::model(|| {
+        let injector = Arc::new(Injector::default());
+        let (owner, steal) = local::<usize>();
+        for item in 0..CAPACITY - 1 {
+            owner.push_back_in_order(item, &*injector);
+        }
+        let thief = thread::spawn(move || {
+            let (mine, _) = local::<usize>();
+            let n = steal.steal_batch_into(&mine);
+            let mut got = Vec::new();
+            drain(&mine, &mut got);
+            assert_eq!(got.len(), n);
+            got
+        });
+        let total = CAPACITY + 2;
+        owner.push_many_in_order((CAPACITY - 1..total).collect::<Vec<_>>(), &*injector);
+        let stolen = thief.join().unwrap();
+        let mut kept = Vec::new();
+        drain(&owner, &mut kept);
+        let overflowed: Vec<usize> = injector.0.lock().unwrap().drain(..).collect();
+        for part in [&stolen, &kept, &overflowed] {
+            assert!(part.windows(2).all(|w| w[0] < w[1]), "in order: {part:?}");
+        }
+        if let (Some(newest_sent), Some(oldest_kept)) = (overflowed.last(), kept.first()) {
+            assert!(newest_sent < oldest_kept, "{overflowed:?} before {kept:?}");
+        }
+        let mut got = stolen;
+        got.extend(kept);
+        got.extend(overflowed);
+        assert_conserved(got, total);
+    });
+}

@@ -22,7 +22,9 @@
 //!   new item goes there (the thief is about to free half the ring anyway).
 //! * **push many** (owner): if `tail + n - steal <= CAPACITY`, write the `n`
 //!   slots from `tail` on and publish them all with one `Release` store of
-//!   `tail + n`; otherwise push them one by one.
+//!   `tail + n`; otherwise push them one by one. The in-order variant
+//!   instead fills the room there is, publishes it with one store, and
+//!   overflows the older half as the in-order push does, until all are in.
 //! * **pop** (owner): CAS `real` forward by one (and `steal` with it when they
 //!   were equal), then read the slot. The CAS races only with thieves.
 //! * **steal half** (thief): CAS `real` forward by half of `tail - real`,
@@ -300,6 +302,56 @@ impl<T> Local<T> {
         }
         for item in items {
             self.push_back(item, overflow);
+        }
+    }
+
+    /// Pushes every item of `items` at the tail, oldest first, keeping the
+    /// ring's order across overflows as
+    /// [`push_back_in_order`](Self::push_back_in_order) does: the items that
+    /// fit are written and published with one `Release` store of `tail`;
+    /// when the ring is full its older half goes to `overflow` (after a
+    /// thief copying out half of it is done), and the next items go into
+    /// the freed room, published again with one store. For the outside
+    /// poster's batches (`posting.rs`). Stops early if `items` yields fewer
+    /// items than its length said.
+    pub fn push_many_in_order<I>(&self, items: I, overflow: &impl Overflow<T>)
+    where
+        I: IntoIterator<Item = T>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        let mut items = items.into_iter();
+        let mut tail = self.tail_unsync();
+        while items.len() > 0 {
+            // Acquire: pairs with the thief's AcqRel CAS that releases the
+            // slots it copied, before we write into them again.
+            let (steal, real) = unpack(self.inner.head.load(Acquire));
+            let room = CAPACITY - tail.wrapping_sub(steal) as usize;
+            if room > 0 {
+                let n = room.min(items.len());
+                let start = tail;
+                for item in items.by_ref().take(n) {
+                    // SAFETY: `tail - steal < CAPACITY` for every slot
+                    // written here (at most `room` of them), so no one has
+                    // claimed it, and only the owner writes.
+                    unsafe { self.inner.put(tail, item) };
+                    tail = tail.wrapping_add(1);
+                }
+                // Release: publishes the slots to the Acquire loads of
+                // `tail` in `pop` and the steals.
+                self.inner.tail.store(tail, Release);
+                if tail.wrapping_sub(start) as usize != n {
+                    return; // the iterator's length was too large
+                }
+            } else if steal != real {
+                // A thief is copying out half the ring; it releases the
+                // slots when done (as in `push_loop`).
+                crate::sync::yield_now();
+            } else {
+                // Full and no thief: send the older half on (a thief that
+                // moved `head` first makes the claim fail; the next look
+                // finds room or tries again).
+                self.overflow_half(real, overflow);
+            }
         }
     }
 

@@ -79,6 +79,18 @@ impl<T> Posting<T> {
         Ok(())
     }
 
+    /// Pushes every item of `items`, oldest first, if the thread with key
+    /// `key` owns the ring (or claims it now), publishing each run that
+    /// fits with one store ([`Local::push_many_in_order`]), and returns
+    /// `true`; otherwise leaves `items` as it was and returns `false`.
+    pub fn try_push_many(&self, key: u64, items: &mut Vec<T>, overflow: &impl Overflow<T>) -> bool {
+        if !self.owned_by(key) {
+            return false;
+        }
+        self.local.push_many_in_order(items.drain(..), overflow);
+        true
+    }
+
     /// Pops every item as the owner (an owner that finds its executor shut
     /// down after a push takes back what it pushed). Does nothing for any
     /// other thread.
