@@ -16,8 +16,13 @@ use std::time::{Duration, Instant};
 
 use fastexec::Executor;
 
+/// How much longer a hang guard waits under Miri (`scripts/miri`), which
+/// runs a test a thousand or more times slower than a native build, and
+/// whose clock is the real one there (it runs with isolation disabled).
+const MIRI_SLOWDOWN: u64 = if cfg!(miri) { 40 } else { 1 };
+
 /// How long any single test body may take before it counts as hung.
-pub const TIMEOUT: Duration = Duration::from_secs(30);
+pub const TIMEOUT: Duration = Duration::from_secs(30 * MIRI_SLOWDOWN);
 
 /// Runs `body` on a fresh thread and returns its result, re-raising its
 /// panic; fails the test if `body` has not finished within [`TIMEOUT`].
@@ -189,7 +194,7 @@ pub fn get(counter: &AtomicUsize) -> usize {
 }
 
 /// Only guards against a hang; no test relies on it for timing.
-pub const HANG_GUARD: Duration = Duration::from_secs(30);
+pub const HANG_GUARD: Duration = Duration::from_secs(30 * MIRI_SLOWDOWN);
 
 /// Drives `future` to completion on a plain thread (no fastexec executor
 /// involved), failing instead of hanging past [`HANG_GUARD`].
@@ -216,7 +221,7 @@ pub fn within<R: Send + 'static>(secs: u64, f: impl FnOnce() -> R + Send + 'stat
     let worker = thread::spawn(move || {
         let _ = tx.send(f());
     });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
+    match rx.recv_timeout(Duration::from_secs(secs * MIRI_SLOWDOWN)) {
         Ok(r) => r,
         Err(mpsc::RecvTimeoutError::Timeout) => panic!("hung for more than {secs} s"),
         Err(mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
