@@ -42,7 +42,8 @@ fn oneshot_completed_by_plain_thread_two_workers() {
 /// round the task parks and the worker goes idle until the thread wakes it.
 fn ping_pong(threads: usize) {
     with_timeout(move || {
-        const ROUNDS: u64 = 5_000;
+        // Fewer under Miri (`scripts/miri`), where a round takes ~50 ms.
+        const ROUNDS: u64 = if cfg!(miri) { 200 } else { 5_000 };
         let ex = executor(threads);
         let (to_thread, from_task) = mpsc::channel::<u64>();
         let (to_task, mut from_thread) = fmpsc::unbounded::<u64>();

@@ -10,6 +10,8 @@
 
 mod local;
 mod posting;
+#[cfg(all(test, not(loom)))]
+mod tests;
 
 pub use local::{local, Local, Overflow, Steal, CAPACITY};
 pub use posting::Posting;

@@ -16,28 +16,39 @@ use std::time::{Duration, Instant};
 
 use fastexec::Executor;
 
+/// How much longer a hang guard waits under Miri (`scripts/miri`), which
+/// runs a test a thousand or more times slower than a native build, and
+/// whose clock is the real one there (it runs with isolation disabled).
+const MIRI_SLOWDOWN: u64 = if cfg!(miri) { 40 } else { 1 };
+
 /// How long any single test body may take before it counts as hung.
-pub const TIMEOUT: Duration = Duration::from_secs(30);
+pub const TIMEOUT: Duration = Duration::from_secs(30 * MIRI_SLOWDOWN);
 
 /// Runs `body` on a fresh thread and returns its result, re-raising its
 /// panic; fails the test if `body` has not finished within [`TIMEOUT`].
 ///
 /// On a timeout the body's thread is leaked (it may be stuck forever); the
-/// test still fails promptly.
+/// test still fails promptly. Otherwise the thread is joined, which takes
+/// no time (it has sent its result): a thread still exiting when the test
+/// binary ends is an error under Miri.
 pub fn with_timeout<T, F>(body: F) -> T
 where
     T: Send + 'static,
     F: FnOnce() -> T + Send + 'static,
 {
     let (tx, rx) = mpsc::channel();
-    thread::Builder::new()
+    let thread = thread::Builder::new()
         .name("test-body".into())
         .spawn(move || {
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
             let _ = tx.send(result);
         })
         .expect("spawn test body thread");
-    match rx.recv_timeout(TIMEOUT) {
+    let result = rx.recv_timeout(TIMEOUT);
+    if result.is_ok() {
+        thread.join().expect("the body's panic was caught");
+    }
+    match result {
         Ok(Ok(value)) => value,
         Ok(Err(panic)) => std::panic::resume_unwind(panic),
         Err(_) => panic!("test body did not finish within {TIMEOUT:?}: executor hang"),
@@ -189,7 +200,7 @@ pub fn get(counter: &AtomicUsize) -> usize {
 }
 
 /// Only guards against a hang; no test relies on it for timing.
-pub const HANG_GUARD: Duration = Duration::from_secs(30);
+pub const HANG_GUARD: Duration = Duration::from_secs(30 * MIRI_SLOWDOWN);
 
 /// Drives `future` to completion on a plain thread (no fastexec executor
 /// involved), failing instead of hanging past [`HANG_GUARD`].
@@ -199,12 +210,16 @@ where
     F::Output: Send + 'static,
 {
     let (sender, receiver) = mpsc::channel();
-    thread::spawn(move || {
+    let thread = thread::spawn(move || {
         let _ = sender.send(futures::executor::block_on(future));
     });
-    receiver
+    let output = receiver
         .recv_timeout(HANG_GUARD)
-        .expect("the future hung or panicked")
+        .expect("the future hung or panicked");
+    // It has sent: joining takes no time, and leaves no thread behind for
+    // Miri to report (see `with_timeout`).
+    thread.join().expect("the thread has sent its output");
+    output
 }
 
 // Helpers first written for the graph tests.
@@ -216,8 +231,12 @@ pub fn within<R: Send + 'static>(secs: u64, f: impl FnOnce() -> R + Send + 'stat
     let worker = thread::spawn(move || {
         let _ = tx.send(f());
     });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(r) => r,
+    match rx.recv_timeout(Duration::from_secs(secs * MIRI_SLOWDOWN)) {
+        Ok(r) => {
+            // It has sent: see `with_timeout`.
+            worker.join().expect("the worker has sent its result");
+            r
+        }
         Err(mpsc::RecvTimeoutError::Timeout) => panic!("hung for more than {secs} s"),
         Err(mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
             Err(panic) => std::panic::resume_unwind(panic),

@@ -343,7 +343,8 @@ fn misfits() -> impl Strategy<Value = u64> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    // A few cases under Miri (`scripts/miri`), where each takes seconds.
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 400 }))]
 
     #[test]
     fn pop_best_equals_the_naive_scan(
