@@ -253,3 +253,57 @@ fn a_poster_and_a_worker_keep_the_posters_order() {
     stolen.extend(overflowed);
     assert_each_once(stolen, ITEMS);
 }
+
+#[test]
+fn push_many_in_order_overflows_the_older_items_first() {
+    let sink = Sink::default();
+    let (ring, _steal) = local();
+    ring.push_many_in_order((0..2 * CAPACITY + 3).map(Box::new), &sink);
+    let mut got = sink.take();
+    got.extend(drain(&ring));
+    assert_eq!(
+        got,
+        (0..2 * CAPACITY + 3).collect::<Vec<_>>(),
+        "oldest first"
+    );
+}
+
+#[test]
+fn a_batch_poster_and_a_worker_keep_the_posters_order() {
+    let sink = Arc::new(Sink::default());
+    let posting = Arc::new(Posting::new());
+    let done = Arc::new(AtomicBool::new(false));
+    let poster = {
+        let (sink, posting, done) = (sink.clone(), posting.clone(), done.clone());
+        thread::spawn(move || {
+            let mut next = 0;
+            while next < ITEMS {
+                let end = (next + 37).min(ITEMS);
+                let mut batch: Vec<_> = (next..end).map(Box::new).collect();
+                assert!(posting.try_push_many(1, &mut batch, &*sink));
+                assert!(batch.is_empty());
+                next = end;
+            }
+            // Release: pairs with the worker's Acquire load of `done`.
+            done.store(true, Release);
+        })
+    };
+    let (mine, _) = local();
+    let mut stolen = Vec::new();
+    loop {
+        // Acquire: pairs with the poster's Release store after its last push.
+        let finished = done.load(Acquire);
+        posting.stealer().steal_batch_into(&mine);
+        stolen.extend(drain(&mine));
+        if finished && posting.len() == 0 {
+            break;
+        }
+        thread::yield_now();
+    }
+    poster.join().unwrap();
+    assert!(stolen.windows(2).all(|w| w[0] < w[1]), "in order");
+    let overflowed = sink.take();
+    assert!(overflowed.windows(2).all(|w| w[0] < w[1]), "in order");
+    stolen.extend(overflowed);
+    assert_each_once(stolen, ITEMS);
+}
