@@ -217,17 +217,19 @@ fn only_the_first_poster_owns_the_posting_ring() {
     assert!(posting.try_push(7, Box::new(3), &sink).is_ok());
 }
 
-#[test]
-fn a_poster_and_a_worker_keep_the_posters_order() {
+/// Runs `post` (the items `0..ITEMS`, oldest first, as the ring's owner
+/// with key 1) on a poster thread while this thread steals from the
+/// poster's ring as a worker does, then checks that the worker's batches
+/// and the overflow each come out in the poster's order and together hold
+/// every item once.
+fn poster_against_a_worker(post: fn(&Posting<Box<usize>>, &Sink)) {
     let sink = Arc::new(Sink::default());
     let posting = Arc::new(Posting::new());
     let done = Arc::new(AtomicBool::new(false));
     let poster = {
         let (sink, posting, done) = (sink.clone(), posting.clone(), done.clone());
         thread::spawn(move || {
-            for i in 0..ITEMS {
-                assert!(posting.try_push(1, Box::new(i), &*sink).is_ok());
-            }
+            post(&posting, &sink);
             // Release: pairs with the worker's Acquire load of `done`.
             done.store(true, Release);
         })
@@ -245,13 +247,20 @@ fn a_poster_and_a_worker_keep_the_posters_order() {
         thread::yield_now();
     }
     poster.join().unwrap();
-    // The worker's batches come out in the poster's order, and so does the
-    // overflow; together they hold every item once.
     assert!(stolen.windows(2).all(|w| w[0] < w[1]), "in order");
     let overflowed = sink.take();
     assert!(overflowed.windows(2).all(|w| w[0] < w[1]), "in order");
     stolen.extend(overflowed);
     assert_each_once(stolen, ITEMS);
+}
+
+#[test]
+fn a_poster_and_a_worker_keep_the_posters_order() {
+    poster_against_a_worker(|posting, sink| {
+        for i in 0..ITEMS {
+            assert!(posting.try_push(1, Box::new(i), sink).is_ok());
+        }
+    });
 }
 
 #[test]
@@ -270,40 +279,14 @@ fn push_many_in_order_overflows_the_older_items_first() {
 
 #[test]
 fn a_batch_poster_and_a_worker_keep_the_posters_order() {
-    let sink = Arc::new(Sink::default());
-    let posting = Arc::new(Posting::new());
-    let done = Arc::new(AtomicBool::new(false));
-    let poster = {
-        let (sink, posting, done) = (sink.clone(), posting.clone(), done.clone());
-        thread::spawn(move || {
-            let mut next = 0;
-            while next < ITEMS {
-                let end = (next + 37).min(ITEMS);
-                let mut batch: Vec<_> = (next..end).map(Box::new).collect();
-                assert!(posting.try_push_many(1, &mut batch, &*sink));
-                assert!(batch.is_empty());
-                next = end;
-            }
-            // Release: pairs with the worker's Acquire load of `done`.
-            done.store(true, Release);
-        })
-    };
-    let (mine, _) = local();
-    let mut stolen = Vec::new();
-    loop {
-        // Acquire: pairs with the poster's Release store after its last push.
-        let finished = done.load(Acquire);
-        posting.stealer().steal_batch_into(&mine);
-        stolen.extend(drain(&mine));
-        if finished && posting.len() == 0 {
-            break;
+    poster_against_a_worker(|posting, sink| {
+        let mut next = 0;
+        while next < ITEMS {
+            let end = (next + 37).min(ITEMS);
+            let mut batch: Vec<_> = (next..end).map(Box::new).collect();
+            assert!(posting.try_push_many(1, &mut batch, sink));
+            assert!(batch.is_empty());
+            next = end;
         }
-        thread::yield_now();
-    }
-    poster.join().unwrap();
-    assert!(stolen.windows(2).all(|w| w[0] < w[1]), "in order");
-    let overflowed = sink.take();
-    assert!(overflowed.windows(2).all(|w| w[0] < w[1]), "in order");
-    stolen.extend(overflowed);
-    assert_each_once(stolen, ITEMS);
+    });
 }
