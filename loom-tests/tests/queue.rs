@@ -137,16 +137,21 @@ fn push_many_past_capacity() {
     });
 }
 
-/// The outside poster's ring (`push_back_in_order`, `steal_batch_into`): the
-/// owner pushes past capacity while a thief takes a batch. Every item is
-/// taken exactly once, each consumer sees its items oldest first, and what
-/// the ring sent to the overflow target is older than what it kept.
-#[test]
-fn ordered_overflow_against_batch_steal() {
-    loom::model(|| {
+/// The outside poster's ring against a thief taking a batch
+/// (`steal_batch_into`): the owner fills the ring with `0..prefill` in order,
+/// then `push_rest` pushes `prefill..total` past capacity while the thief
+/// copies. Every item is taken exactly once, each consumer sees its items
+/// oldest first, and what the ring sent to the overflow target is older
+/// than what it kept.
+fn ordered_against_batch_steal(
+    prefill: usize,
+    total: usize,
+    push_rest: fn(&Local<usize>, &Injector, std::ops::Range<usize>),
+) {
+    loom::model(move || {
         let injector = Arc::new(Injector::default());
         let (owner, steal) = local::<usize>();
-        for item in 0..CAPACITY {
+        for item in 0..prefill {
             owner.push_back_in_order(item, &*injector);
         }
         let thief = thread::spawn(move || {
@@ -157,48 +162,7 @@ fn ordered_overflow_against_batch_steal() {
             assert_eq!(got.len(), n);
             got
         });
-        owner.push_back_in_order(CAPACITY, &*injector);
-        let stolen = thief.join().unwrap();
-        let mut kept = Vec::new();
-        drain(&owner, &mut kept);
-        let overflowed: Vec<usize> = injector.0.lock().unwrap().drain(..).collect();
-        for part in [&stolen, &kept, &overflowed] {
-            assert!(part.windows(2).all(|w| w[0] < w[1]), "in order: {part:?}");
-        }
-        if let (Some(newest_sent), Some(oldest_kept)) = (overflowed.last(), kept.first()) {
-            assert!(newest_sent < oldest_kept, "{overflowed:?} before {kept:?}");
-        }
-        let mut got = stolen;
-        got.extend(kept);
-        got.extend(overflowed);
-        assert_conserved(got, CAPACITY + 1);
-    });
-}
-
-/// A batch pushed in order into the outside poster's ring
-/// (`push_many_in_order`) past its capacity while a thief takes a batch:
-/// the room there is filled and published with one store, the older half
-/// overflows (after the thief, if it is copying), and the rest follows.
-/// Every item is taken exactly once, each consumer sees its items oldest
-/// first, and what went to the overflow target is older than what stayed.
-#[test]
-fn ordered_push_many_against_batch_steal() {
-    loom::model(|| {
-        let injector = Arc::new(Injector::default());
-        let (owner, steal) = local::<usize>();
-        for item in 0..CAPACITY - 1 {
-            owner.push_back_in_order(item, &*injector);
-        }
-        let thief = thread::spawn(move || {
-            let (mine, _) = local::<usize>();
-            let n = steal.steal_batch_into(&mine);
-            let mut got = Vec::new();
-            drain(&mine, &mut got);
-            assert_eq!(got.len(), n);
-            got
-        });
-        let total = CAPACITY + 2;
-        owner.push_many_in_order((CAPACITY - 1..total).collect::<Vec<_>>(), &*injector);
+        push_rest(&owner, &injector, prefill..total);
         let stolen = thief.join().unwrap();
         let mut kept = Vec::new();
         drain(&owner, &mut kept);
@@ -213,5 +177,27 @@ fn ordered_push_many_against_batch_steal() {
         got.extend(kept);
         got.extend(overflowed);
         assert_conserved(got, total);
+    });
+}
+
+/// Pushed one at a time (`push_back_in_order`): the last push finds the ring
+/// full while the thief may be copying.
+#[test]
+fn ordered_overflow_against_batch_steal() {
+    ordered_against_batch_steal(CAPACITY, CAPACITY + 1, |owner, injector, rest| {
+        for item in rest {
+            owner.push_back_in_order(item, injector);
+        }
+    });
+}
+
+/// Pushed as one batch (`push_many_in_order`), for the outside poster's
+/// `spawn_many`: the room there is is filled and published with one store,
+/// the older half overflows (after the thief, if it is copying), and the
+/// rest follows.
+#[test]
+fn ordered_push_many_against_batch_steal() {
+    ordered_against_batch_steal(CAPACITY - 1, CAPACITY + 2, |owner, injector, rest| {
+        owner.push_many_in_order(rest.collect::<Vec<_>>(), injector);
     });
 }
