@@ -479,6 +479,8 @@ mod tests {
     }
 
     proptest! {
+        // A few cases under Miri (`scripts/miri`), where each takes seconds.
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
         #[test]
         fn pages_behave_as_a_map(ops in ops()) {
             let mut pages = Pages::<u64, 4>::new();
