@@ -38,10 +38,18 @@ fn block_on_waits_for_a_detached_batch() {
             // From a task inside the scope, through the executor's method.
             let ran = Arc::new(AtomicUsize::new(0));
             let batch = adders(&ran, N);
+            // Weak: the task must not hold the last reference, or the
+            // executor could be dropped on its own worker, whose thread is
+            // then left to exit on its own (`block_on` may return just
+            // before the task's future is dropped).
             let ex = Arc::new(ex);
-            let inner = ex.clone();
+            let inner = Arc::downgrade(&ex);
             ex.block_on(async move {
-                fastexec::spawn(async move { inner.detach_many(batch) }).detach();
+                fastexec::spawn(async move {
+                    let ex = inner.upgrade().expect("alive during block_on");
+                    ex.detach_many(batch);
+                })
+                .detach();
             });
             assert_eq!(ran.load(Relaxed), N);
         }
