@@ -668,40 +668,37 @@ fn profile(spec: &str) {
     }
 }
 
+/// Runs one fastexec variant of a shape `iterations` times on a fresh executor; with
+/// `SHAPES_PROFILE_METRICS` set, prints the executor's metrics at the end.
+fn profile_fastexec<S: Shape>(threads: usize, iterations: usize, run: fn(&Fastexec)) {
+    let rt = Fastexec::start(threads);
+    (0..iterations).for_each(|_| timed::<S>(|| run(&rt)));
+    if std::env::var_os("SHAPES_PROFILE_METRICS").is_some() {
+        eprintln!("{:?}", rt.executor().metrics());
+    }
+    rt.shutdown();
+}
+
 fn profile_shape<S: Shape>(executor: &str, threads: usize, iterations: usize) {
     match executor {
-        "fastexec" => {
-            let rt = Fastexec::start(threads);
-            (0..iterations).for_each(|_| timed::<S>(|| S::run(&rt)));
-            if std::env::var_os("SHAPES_PROFILE_METRICS").is_some() {
-                eprintln!("{:?}", rt.executor().metrics());
-            }
-            rt.shutdown();
-        }
-        "fastexec_spawn_after" => {
-            let run = S::COMPLETIONS
-                .unwrap_or_else(|| panic!("{} has no fastexec_spawn_after variant", S::NAME));
-            let rt = Fastexec::start(threads);
-            (0..iterations).for_each(|_| timed::<S>(|| run(&rt)));
-            rt.shutdown();
-        }
-        "fastexec_scoped" => {
-            let run =
-                S::SCOPED.unwrap_or_else(|| panic!("{} has no fastexec_scoped variant", S::NAME));
-            let rt = Fastexec::start(threads);
-            (0..iterations).for_each(|_| timed::<S>(|| run(&rt)));
-            rt.shutdown();
-        }
-        "fastexec_spawn_many" => {
-            let run = S::SPAWN_MANY
-                .unwrap_or_else(|| panic!("{} has no fastexec_spawn_many variant", S::NAME));
-            let rt = Fastexec::start(threads);
-            (0..iterations).for_each(|_| timed::<S>(|| run(&rt)));
-            if std::env::var_os("SHAPES_PROFILE_METRICS").is_some() {
-                eprintln!("{:?}", rt.executor().metrics());
-            }
-            rt.shutdown();
-        }
+        "fastexec" => profile_fastexec::<S>(threads, iterations, S::run::<Fastexec>),
+        "fastexec_spawn_after" => profile_fastexec::<S>(
+            threads,
+            iterations,
+            S::COMPLETIONS
+                .unwrap_or_else(|| panic!("{} has no fastexec_spawn_after variant", S::NAME)),
+        ),
+        "fastexec_scoped" => profile_fastexec::<S>(
+            threads,
+            iterations,
+            S::SCOPED.unwrap_or_else(|| panic!("{} has no fastexec_scoped variant", S::NAME)),
+        ),
+        "fastexec_spawn_many" => profile_fastexec::<S>(
+            threads,
+            iterations,
+            S::SPAWN_MANY
+                .unwrap_or_else(|| panic!("{} has no fastexec_spawn_many variant", S::NAME)),
+        ),
         "async-executor_spawn_many" => {
             let run = S::ASYNC_EX_SPAWN_MANY
                 .unwrap_or_else(|| panic!("{} has no async-executor_spawn_many variant", S::NAME));
