@@ -112,10 +112,9 @@ fn bench_variant<R: Rt>(
     rt.shutdown();
 }
 
-/// Spawns `count` empty detached tasks from wherever it is called.
-fn spawn_counted<R: Rt>(here: &R::Here, count: usize, done: &Arc<CountDown>) {
+/// Spawns `count` empty detached tasks from wherever it is called, each counting `done` down.
+fn spawn_counted<R: Rt>(here: &R::Here, count: usize, done: &'static CountDown) {
     for _ in 0..count {
-        let done = done.clone();
         R::detach_here(here, async move { done.count_down() });
     }
 }
@@ -177,12 +176,16 @@ impl Shape for SpawnManyLocal {
     const ASYNC_EX_SPAWN_MANY: Option<fn(&AsyncEx)> = Some(Self::async_ex_spawn_many);
 
     fn run<R: Rt>(rt: &R) {
-        let done = CountDown::new(Self::ELEMENTS);
-        let (here, all) = (rt.here(), done.clone());
-        rt.detach(async move { spawn_counted::<R>(&here, Self::ELEMENTS, &all) });
+        let done = SPAWN_MANY_LOCAL_DONE.arm(Self::ELEMENTS);
+        let here = rt.here();
+        rt.detach(async move { spawn_counted::<R>(&here, Self::ELEMENTS, done) });
         done.wait();
     }
 }
+
+/// `spawn_many_local`'s latch: the async executors' tasks count it down with one atomic
+/// operation each and hold no reference count, as rayon's scoped closures borrow theirs.
+static SPAWN_MANY_LOCAL_DONE: CountDown = CountDown::unarmed();
 
 impl SpawnManyLocal {
     /// As a fastexec user writes it: no latch, `block_on` returns when every task spawned
@@ -207,26 +210,19 @@ impl SpawnManyLocal {
 
     /// `run`, the task spawning its 10,000 with one `fastexec::detach_many`.
     fn spawn_many(rt: &Fastexec) {
-        let done = CountDown::new(Self::ELEMENTS);
-        let all = done.clone();
+        let done = SPAWN_MANY_LOCAL_DONE.arm(Self::ELEMENTS);
         rt.detach(async move {
-            fastexec::detach_many((0..Self::ELEMENTS).map(|_| {
-                let done = all.clone();
-                async move { done.count_down() }
-            }));
+            fastexec::detach_many((0..Self::ELEMENTS).map(|_| async move { done.count_down() }));
         });
         done.wait();
     }
 
     /// `run`, the task spawning its 10,000 with one `Executor::spawn_many`.
     fn async_ex_spawn_many(rt: &AsyncEx) {
-        let done = CountDown::new(Self::ELEMENTS);
-        let (here, all) = (rt.here(), done.clone());
+        let done = SPAWN_MANY_LOCAL_DONE.arm(Self::ELEMENTS);
+        let here = rt.here();
         rt.detach(async move {
-            let tasks = (0..Self::ELEMENTS).map(|_| {
-                let done = all.clone();
-                async move { done.count_down() }
-            });
+            let tasks = (0..Self::ELEMENTS).map(|_| async move { done.count_down() });
             here.executor().spawn_many(tasks, &mut DetachAll);
         });
         done.wait();
@@ -266,11 +262,12 @@ impl Shape for SpawnManyRemoteIdle {
         rt.executor().spawn_many(tasks, &mut handles);
         assert_eq!(await_sum(rt, handles), Self::ELEMENTS);
     });
-    // rayon has no handles: the closures count down a latch the posting thread waits on.
+    // rayon has no handles: the closures count down a latch the posting thread waits on
+    // (borrowed from a static, so no reference count per closure).
     const RAYON: Option<fn(&ThreadPool)> = Some(|pool| {
-        let done = CountDown::new(Self::ELEMENTS);
+        static DONE: CountDown = CountDown::unarmed();
+        let done = DONE.arm(Self::ELEMENTS);
         for _ in 0..Self::ELEMENTS {
-            let done = done.clone();
             pool.spawn(move || done.count_down());
         }
         done.wait();
@@ -558,6 +555,12 @@ fn completion_lattice(ran: &Arc<AtomicUsize>) -> Completion<()> {
     above.pop().flatten().expect("lattice has a last node")
 }
 
+/// `tiny_task_throughput`'s latch, counted down by every variant's tasks, rayon's too: one
+/// atomic operation a task and no reference count. Cloning an `Arc` per task, as this shape
+/// did before, added two more operations on the latch's cache line, written by the poster and
+/// by both workers, to every task of every executor.
+static TINY_DONE: CountDown = CountDown::unarmed();
+
 /// One outside thread posts 1,000,000 fire-and-forget tasks of ~20 ns work each.
 struct TinyTasks;
 
@@ -566,32 +569,26 @@ impl Shape for TinyTasks {
     const ELEMENTS: usize = 1_000_000;
     const LONG: bool = true;
     const SPAWN_MANY: Option<fn(&Fastexec)> = Some(|rt| {
-        let done = CountDown::new(Self::ELEMENTS);
-        rt.executor().detach_many((0..Self::ELEMENTS).map(|i| {
-            let done = done.clone();
-            async move {
+        let done = TINY_DONE.arm(Self::ELEMENTS);
+        rt.executor()
+            .detach_many((0..Self::ELEMENTS).map(|i| async move {
                 tiny_work(i as u64);
                 done.count_down();
-            }
-        }));
+            }));
         done.wait();
     });
     const ASYNC_EX_SPAWN_MANY: Option<fn(&AsyncEx)> = Some(|rt| {
-        let done = CountDown::new(Self::ELEMENTS);
-        let tasks = (0..Self::ELEMENTS).map(|i| {
-            let done = done.clone();
-            async move {
-                tiny_work(i as u64);
-                done.count_down();
-            }
+        let done = TINY_DONE.arm(Self::ELEMENTS);
+        let tasks = (0..Self::ELEMENTS).map(|i| async move {
+            tiny_work(i as u64);
+            done.count_down();
         });
         rt.executor().spawn_many(tasks, &mut DetachAll);
         done.wait();
     });
     const RAYON: Option<fn(&ThreadPool)> = Some(|pool| {
-        let done = CountDown::new(Self::ELEMENTS);
+        let done = TINY_DONE.arm(Self::ELEMENTS);
         for i in 0..Self::ELEMENTS {
-            let done = done.clone();
             pool.spawn(move || {
                 tiny_work(i as u64);
                 done.count_down();
@@ -601,9 +598,8 @@ impl Shape for TinyTasks {
     });
 
     fn run<R: Rt>(rt: &R) {
-        let done = CountDown::new(Self::ELEMENTS);
+        let done = TINY_DONE.arm(Self::ELEMENTS);
         for i in 0..Self::ELEMENTS {
-            let done = done.clone();
             rt.detach(async move {
                 tiny_work(i as u64);
                 done.count_down();

@@ -146,6 +146,30 @@ impl CountDown {
         })
     }
 
+    /// A latch for a `static`, counted down by tasks that borrow it: no reference count per
+    /// task, so each task pays one atomic operation to signal, as a borrowing rayon closure
+    /// does, and no two more on the same cache line (a clone and a drop of an `Arc`). Arm it
+    /// with [`arm`](Self::arm) before each run.
+    pub const fn unarmed() -> Self {
+        CountDown {
+            left: AtomicUsize::new(0),
+            done: Mutex::new(true),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// Sets a `static` latch to `count` for a new run and returns it. Runs that share one latch
+    /// must not overlap: each waits for its latch before the next arms it. (The last task of
+    /// the previous run may still be notifying the condition variable; a spurious wake-up is
+    /// harmless, as [`wait`](Self::wait) re-checks its flag.)
+    pub fn arm(&'static self, count: usize) -> &'static Self {
+        // Relaxed: the tasks that count down are spawned after this, and spawning publishes
+        // the store to the thread that runs them.
+        self.left.store(count, Ordering::Relaxed);
+        *self.done.lock().unwrap() = count == 0;
+        self
+    }
+
     pub fn count_down(&self) {
         let before = self.left.fetch_sub(1, Ordering::AcqRel);
         assert!(before > 0, "counted down more times than tasks were posted");
