@@ -7,7 +7,9 @@ mod support;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
-use fastexec::{Executor, TaskGroup};
+use std::future::Future;
+
+use fastexec::{Executor, JoinHandle, TaskGroup};
 use support::{executor, with_timeout, Gate};
 
 const N: usize = 1_000;
@@ -56,14 +58,28 @@ fn block_on_waits_for_a_detached_batch() {
     })
 }
 
+/// Spawns `future` into `group` on `ex`, outside any `block_on` scope: from
+/// a task that `ex.spawn` started from this (outside) thread. Calling
+/// `group.spawn` here directly would run the member on the global executor,
+/// whose threads outlive the test (Miri reports them left running).
+fn spawn_member<F>(ex: &Executor, group: &Arc<TaskGroup>, future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let group = group.clone();
+    ex.block_on(ex.spawn(async move { group.spawn(future) }))
+        .unwrap()
+}
+
 #[test]
 fn a_task_group_waits_for_a_batch_and_cancels_it() {
     with_timeout(|| {
         let ex = executor(2);
         let ran = Arc::new(AtomicUsize::new(0));
-        let group = TaskGroup::new();
+        let group = Arc::new(TaskGroup::new());
         let batch = adders(&ran, N);
-        let member = group.spawn(async move { fastexec::detach_many(batch) });
+        let member = spawn_member(&ex, &group, async move { fastexec::detach_many(batch) });
         ex.block_on(async {
             member.await.unwrap();
             group.wait().await;
@@ -72,11 +88,11 @@ fn a_task_group_waits_for_a_batch_and_cancels_it() {
         assert_eq!(group.active(), 0);
 
         // Cancelling the group ends a batch of its members parked on a gate.
-        let group = TaskGroup::new();
+        let group = Arc::new(TaskGroup::new());
         let gate = Gate::new();
         let mut handles = Vec::new();
         let waiting = gate.clone();
-        let spawner = group.spawn(async move {
+        let spawner = spawn_member(&ex, &group, async move {
             let mut handles = Vec::new();
             fastexec::spawn_many(
                 (0..N).map(|_| {
