@@ -983,8 +983,18 @@ impl Builder {
             .forced_workers()
             .or(self.threads)
             .unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get()));
+        // A lone worker's ring has no thief: the only steals from a
+        // worker's ring are other workers' (`Worker::steal`; `block_on` on a
+        // worker thread runs as that worker, outside threads never touch a
+        // worker's ring, and the worker count is fixed here). So it pops
+        // without a CAS (`queue/local.rs`, "A ring without thieves").
+        let ring = if workers == 1 {
+            queue::solo
+        } else {
+            queue::local
+        };
         let (locals, stealers): (Vec<Local<Runnable>>, Vec<Steal<Runnable>>) =
-            (0..workers).map(|_| queue::local()).unzip();
+            (0..workers).map(|_| ring()).unzip();
         let parkers: Vec<Parker> = (0..workers).map(|_| Parker::new()).collect();
         let shared = Arc::new_cyclic(|weak: &Weak<Shared>| {
             let weak = weak.clone();

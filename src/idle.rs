@@ -109,6 +109,32 @@
 //! The [`Parker`](crate::park::Parker) remembers an `unpark` that arrives
 //! before `park`, so a worker picked from the list between its check and its
 //! sleep still wakes.
+//!
+//! # One worker
+//!
+//! An executor with one worker drops the steps that exist only for other
+//! workers, and the argument above still holds:
+//!
+//! * Its own pushes notify no one (`Worker::notify_after_push`,
+//!   `push_new_batch`): the pusher is the only worker and is unparked, so
+//!   [`worker_to_notify`](Idle::worker_to_notify) would read every worker
+//!   unparked and return `None` (case (b)); the skip saves only its
+//!   `SeqCst` fence. The ring then has an awake owner, the pusher, which
+//!   empties it before it parks.
+//! * It never takes the watch (`Worker::park`): no other worker's lone
+//!   task exists to take.
+//! * Its ring has no thief (`queue::solo`, made by `Builder::build`), so
+//!   its pops need no CAS (`queue/local.rs`, "A ring without thieves").
+//!
+//! Unchanged: threads that are not workers (the outside poster, a
+//! `block_on` caller, a wake from another thread) push to the injector or
+//! the poster's ring and notify through
+//! [`worker_to_notify`](Idle::worker_to_notify), and an earlier timer
+//! deadline unparks the timer holder or notifies. The lone worker may
+//! always search (half of one worker is no searcher), so it parks as the
+//! last searcher and makes the final look, and case (a) applies as
+//! written; it fires due timers at its global tick and holds the timer
+//! role while it sleeps. `loom-tests/tests/park.rs` models one worker too.
 
 use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Mutex, Ordering::SeqCst};
 

@@ -2,7 +2,7 @@
 //! by the owner's pop, a thief's steal, or the overflow to the injector.
 #![cfg(loom)]
 
-use fastexec::__loom::{local, Local, Overflow, Steal, CAPACITY};
+use fastexec::__loom::{local, solo, Local, Overflow, Steal, CAPACITY};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 
@@ -199,5 +199,35 @@ fn ordered_overflow_against_batch_steal() {
 fn ordered_push_many_against_batch_steal() {
     ordered_against_batch_steal(CAPACITY - 1, CAPACITY + 2, |owner, injector, rest| {
         owner.push_many_in_order(rest.collect::<Vec<_>>(), injector);
+    });
+}
+
+/// A ring without thieves (`solo`, a lone worker's): the owner pushes past
+/// capacity and pops without a CAS while another thread tries both steals
+/// through the ring's handle. That thread takes nothing, and the owner's
+/// pops and overflow together take every item once.
+#[test]
+fn solo_ring_against_would_be_thieves() {
+    loom::model(|| {
+        let injector = Arc::new(Injector::default());
+        let (owner, steal) = solo::<usize>();
+        owner.push_back(0, &*injector);
+        let would_be = thread::spawn(move || {
+            let (mine, _) = local::<usize>();
+            assert!(steal.steal_into(&mine).is_none());
+            assert_eq!(steal.steal_batch_into(&mine), 0);
+            // A hint only: its two Relaxed loads may pair a new `head`
+            // with an old `tail` under the model (not on x86), so no bound.
+            let _ = steal.len();
+            assert_eq!(mine.len(), 0);
+        });
+        let mut got = Vec::new();
+        got.extend(owner.pop());
+        owner.push_many(1..CAPACITY + 2, &*injector);
+        got.extend(owner.pop());
+        would_be.join().unwrap();
+        drain(&owner, &mut got);
+        got.extend(injector.0.lock().unwrap().drain(..));
+        assert_conserved(got, CAPACITY + 2);
     });
 }

@@ -27,6 +27,7 @@
 //!   overflows the older half as the in-order push does, until all are in.
 //! * **pop** (owner): CAS `real` forward by one (and `steal` with it when they
 //!   were equal), then read the slot. The CAS races only with thieves.
+//!   In a ring without thieves ([`solo`], below) a load and a plain store.
 //! * **steal half** (thief): CAS `real` forward by half of `tail - real`,
 //!   leaving `steal` behind, which marks the thief active; copy the claimed
 //!   slots into the thief's own ring; then CAS `steal` up to `real` to release
@@ -40,6 +41,19 @@
 //! are totally ordered, so no slot is ever claimed twice: every pushed item is
 //! popped, stolen or overflowed exactly once (the loom models in `loom-tests/`
 //! check this conservation).
+//!
+//! # A ring without thieves
+//!
+//! [`solo`] makes a ring whose [`Steal`] handle never steals: its steals
+//! find nothing (it still reports the length). Only the owner then ever
+//! writes `head` (its pops and its overflow), so `steal == real` always
+//! and the owner's pop needs no CAS: a `Relaxed` load of `head`, the
+//! check against `tail`, a `Relaxed` store of `real + 1`. No other thread
+//! claims a slot, so the owner's sequential order alone keeps every claim
+//! unique. The mode is fixed when the ring is made, in a field beside
+//! `head`, so a pop branches once on a field that never changes.
+//! The executor makes its worker's ring this way when it has one worker
+//! (no other worker exists to steal from it; `executor.rs`).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -69,6 +83,9 @@ pub trait Overflow<T> {
 struct Inner<T> {
     /// `steal` in the high 32 bits, `real` in the low 32 bits.
     head: AtomicU64,
+    /// Made by [`solo`]: thieves' steals find nothing, so only the owner
+    /// writes `head`. Fixed before the handles exist.
+    solo: bool,
     tail: AtomicU32,
     /// An array, not a slice: a position reduced by `MASK` then needs no
     /// bounds check.
@@ -87,6 +104,18 @@ pub struct Steal<T>(Arc<Inner<T>>);
 
 /// Creates an empty ring and its two handles.
 pub fn local<T>() -> (Local<T>, Steal<T>) {
+    ring(false)
+}
+
+/// Creates an empty ring whose [`Steal`] handle never takes anything (it
+/// reports the length, and its steals find nothing), so that the owner's
+/// pop needs no CAS (module docs, "A ring without thieves"). For a worker
+/// that no other worker can steal from.
+pub fn solo<T>() -> (Local<T>, Steal<T>) {
+    ring(true)
+}
+
+fn ring<T>(solo: bool) -> (Local<T>, Steal<T>) {
     let slots: Box<[_]> = (0..CAPACITY)
         .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
         .collect();
@@ -95,6 +124,7 @@ pub fn local<T>() -> (Local<T>, Steal<T>) {
     };
     let inner = Arc::new(Inner {
         head: AtomicU64::new(0),
+        solo,
         tail: AtomicU32::new(0),
         slots,
     });
@@ -356,7 +386,40 @@ impl<T> Local<T> {
     }
 
     /// Pops the oldest item.
+    #[inline]
     pub fn pop(&self) -> Option<T> {
+        // `solo` sits beside `head`, which either pop reads next.
+        if self.inner.solo {
+            return self.pop_solo();
+        }
+        self.pop_shared()
+    }
+
+    /// [`pop`](Self::pop) in a ring without thieves: no CAS (module docs,
+    /// "A ring without thieves").
+    #[inline(always)]
+    fn pop_solo(&self) -> Option<T> {
+        // Relaxed: in a solo ring only the owner (this thread) writes `head`;
+        // no thief's claim or release exists to acquire.
+        let (_, real) = unpack(self.inner.head.load(Relaxed));
+        if real == self.tail_unsync() {
+            return None;
+        }
+        let next = real.wrapping_add(1);
+        // Relaxed: nobody else acts on `head` in a solo ring; `len` readers
+        // take it as a hint. `steal == real` always holds here, since only
+        // a thief ever lets them differ.
+        self.inner.head.store(pack(next, next), Relaxed);
+        // SAFETY: `real` is below `tail`, so the owner pushed it; no thief
+        // can claim a slot of a solo ring (its steals return before touching
+        // `head`), and the owner moved `real` past this slot above, so no
+        // later pop or overflow of the owner's reads it again.
+        Some(unsafe { self.inner.take(real) })
+    }
+
+    /// [`pop`](Self::pop) in a ring that thieves may steal from.
+    #[inline]
+    fn pop_shared(&self) -> Option<T> {
         // Acquire: pairs with a thief's CAS, so a claim it made is seen.
         let mut head = self.inner.head.load(Acquire);
         let pos = loop {
@@ -448,6 +511,11 @@ impl<T> Steal<T> {
     /// many were copied into `dst` starting at `dst_tail` (not yet published).
     fn steal_into_ring(&self, dst: &Local<T>, dst_tail: u32) -> u32 {
         let src = &*self.0;
+        if src.solo {
+            // Nothing is ever stolen from a solo ring: its owner pops
+            // without a CAS (module docs, "A ring without thieves").
+            return 0;
+        }
         // Acquire: pairs with other CASes on `head`.
         let mut head = src.head.load(Acquire);
         let (first, n, claimed) = loop {

@@ -6,12 +6,14 @@
 //! queue at once, from the head. When the ring is full, the owner moves half of
 //! it to an [`Overflow`] target (the executor's overflow queue of batches).
 //! [`Posting`] is the same ring owned by the first thread outside the
-//! executor that posts work to it.
+//! executor that posts work to it. A ring made by [`solo`] has no thieves
+//! (its [`Steal`] handle only reports the length), and its owner pops
+//! without a CAS: a lone worker's ring.
 
 mod local;
 mod posting;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
-pub use local::{local, Local, Overflow, Steal, CAPACITY};
+pub use local::{local, solo, Local, Overflow, Steal, CAPACITY};
 pub use posting::Posting;

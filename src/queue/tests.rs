@@ -290,3 +290,76 @@ fn a_batch_poster_and_a_worker_keep_the_posters_order() {
         }
     });
 }
+
+#[test]
+fn a_solo_ring_pops_in_order_and_its_stealer_takes_nothing() {
+    let sink = Sink::default();
+    let (ring, steal) = super::solo();
+    let (mine, _) = local();
+    for i in 0..=CAPACITY {
+        ring.push_back(Box::new(i), &sink);
+    }
+    // Overflow works as in a shared ring: the older half went on.
+    assert_eq!(sink.take(), (0..HALF).collect::<Vec<_>>());
+    assert_eq!(steal.len(), HALF + 1);
+    assert!(steal.steal_into(&mine).is_none());
+    assert_eq!(steal.steal_batch_into(&mine), 0);
+    assert_eq!(mine.len(), 0);
+    assert_eq!(ring.pop().map(|b| *b), Some(HALF));
+    ring.push_many((CAPACITY + 1..CAPACITY + 4).map(Box::new), &sink);
+    assert_eq!(
+        drain(&ring),
+        (HALF + 1..CAPACITY + 4).collect::<Vec<_>>(),
+        "oldest first"
+    );
+    assert_eq!(steal.len(), 0);
+    // Pushes and pops past the counters' first lap, then a drop with items
+    // left (freed by the owner's handle, or Miri reports a leak).
+    for i in 0..3 * CAPACITY {
+        ring.push_back(Box::new(i), &sink);
+        assert_eq!(ring.pop().map(|b| *b), Some(i));
+    }
+    ring.push_back(Box::new(0), &sink);
+    drop(ring);
+    assert!(steal.steal_into(&mine).is_none());
+}
+
+/// A solo ring's owner pushes and pops while another thread keeps trying
+/// to steal through the ring's handle: nothing is taken from the ring by
+/// that thread, and the owner gets every item once (Miri's race detector
+/// checks that the CAS-free pop races with nothing).
+#[test]
+fn a_solo_ring_keeps_every_item_against_would_be_thieves() {
+    let sink = Arc::new(Sink::default());
+    let (ring, steal) = super::solo();
+    let done = Arc::new(AtomicBool::new(false));
+    let would_be = {
+        let done = done.clone();
+        thread::spawn(move || {
+            let (mine, _) = local::<Box<usize>>();
+            let mut seen_items = false;
+            // Acquire: pairs with the owner's Release store of `done`.
+            while !done.load(Acquire) {
+                assert!(steal.steal_into(&mine).is_none());
+                assert_eq!(steal.steal_batch_into(&mine), 0);
+                seen_items |= steal.len() > 0;
+                thread::yield_now();
+            }
+            assert_eq!(mine.len(), 0);
+            seen_items
+        })
+    };
+    let mut got = Vec::new();
+    for i in 0..ITEMS {
+        ring.push_back(Box::new(i), &*sink);
+        if i % 3 == 0 {
+            got.extend(ring.pop().map(|b| *b));
+        }
+    }
+    got.extend(drain(&ring));
+    // Release: pairs with the other thread's Acquire load of `done`.
+    done.store(true, Release);
+    would_be.join().unwrap();
+    got.extend(sink.take());
+    assert_each_once(got, ITEMS);
+}
