@@ -88,6 +88,15 @@ fn fifo_from_task_100_tasks() {
     assert_eq!(start_order_from_task(100), (0..100).collect::<Vec<_>>());
 }
 
+/// More tasks than the worker's own queue holds, spawned in one poll: the
+/// older halves overflow to the overflow queue, and when the poll returns
+/// the rest of the queue goes behind them (worker docs, "After a burst"),
+/// so the one worker still starts them in order.
+#[test]
+fn fifo_from_task_1000_tasks() {
+    assert_eq!(start_order_from_task(1000), (0..1000).collect::<Vec<_>>());
+}
+
 /// `yield_now` sends the yielding task behind everything already queued.
 #[test]
 fn yield_goes_behind_queued_tasks() {
