@@ -12,7 +12,7 @@ use std::task::{Poll, Waker};
 
 use fastexec::Executor;
 use futures::channel::oneshot;
-use support::{counter, executor, get, with_timeout, DropCounter, TIMEOUT};
+use support::{counter, executor, get, spawn_parked, with_timeout, DropCounter, TIMEOUT};
 
 /// Tasks parked forever on `pending()`; their handles report cancellation
 /// after the drop.
@@ -20,20 +20,7 @@ fn parked_forever(threads: usize) {
     with_timeout(move || {
         let ex = executor(threads);
         let drops = DropCounter::new();
-        let (started_tx, started_rx) = mpsc::channel();
-        let handles: Vec<_> = (0..100)
-            .map(|_| {
-                let (guard, started_tx) = (drops.guard(), started_tx.clone());
-                ex.spawn(async move {
-                    let _guard = guard;
-                    started_tx.send(()).unwrap();
-                    pending::<()>().await;
-                })
-            })
-            .collect();
-        for _ in 0..100 {
-            started_rx.recv_timeout(TIMEOUT).expect("task started");
-        }
+        let handles: Vec<_> = (0..100).map(|_| spawn_parked(&ex, drops.guard())).collect();
         assert_eq!(drops.count(), 0);
         drop(ex);
         assert_eq!(drops.count(), 100);

@@ -9,9 +9,9 @@ mod support;
 
 use std::future::pending;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 
-use support::{executor, with_timeout, DropCounter, TIMEOUT};
+use support::{executor, spawn_parked, with_timeout, DropCounter};
 
 /// Spawns a task (holding a drop guard, counting its polls) when dropped.
 struct SpawnOnDrop {
@@ -37,22 +37,12 @@ fn a_task_spawned_while_shutting_down_is_dropped_with_the_executor() {
         let ex = executor(2);
         let drops = DropCounter::new();
         let polls = Arc::new(AtomicUsize::new(0));
-        let (started_tx, started_rx) = mpsc::channel();
         for _ in 0..4 {
             let spawner = SpawnOnDrop {
                 drops: drops.clone(),
                 polls: polls.clone(),
             };
-            let started_tx = started_tx.clone();
-            ex.spawn(async move {
-                let _spawner = spawner;
-                started_tx.send(()).unwrap();
-                pending::<()>().await;
-            })
-            .detach();
-        }
-        for _ in 0..4 {
-            started_rx.recv_timeout(TIMEOUT).expect("task started");
+            spawn_parked(&ex, spawner).detach();
         }
         drop(ex);
         assert_eq!(drops.count(), 4, "the spawned tasks died with the executor");

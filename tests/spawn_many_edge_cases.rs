@@ -10,7 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc};
 
-use support::{executor, with_timeout, DropCounter, TIMEOUT};
+use support::{executor, spawn_parked, with_timeout, DropCounter, TIMEOUT};
 
 /// Futures that count their run; the iterator panics when asked for item
 /// `panic_at`.
@@ -104,23 +104,13 @@ fn a_batch_spawned_while_shutting_down_is_dropped_with_the_executor() {
         let drops = DropCounter::new();
         let polls = Arc::new(AtomicUsize::new(0));
         let (handles_tx, handles_rx) = mpsc::channel();
-        let (started_tx, started_rx) = mpsc::channel();
         for _ in 0..2 {
             let spawner = SpawnManyOnDrop {
                 drops: drops.clone(),
                 polls: polls.clone(),
                 handles: handles_tx.clone(),
             };
-            let started_tx = started_tx.clone();
-            ex.spawn(async move {
-                let _spawner = spawner;
-                started_tx.send(()).unwrap();
-                pending::<()>().await;
-            })
-            .detach();
-        }
-        for _ in 0..2 {
-            started_rx.recv_timeout(TIMEOUT).expect("task started");
+            spawn_parked(&ex, spawner).detach();
         }
         drop(ex);
         assert_eq!(
