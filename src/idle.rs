@@ -123,14 +123,6 @@
 //!   empties it before it parks.
 //! * It never takes the watch (`Worker::park`): no other worker's lone
 //!   task exists to take.
-//! * Having found no task, it looks at the queues again for a few
-//!   microseconds before it parks (`Worker::wait_for_outside_work`, when
-//!   the machine has a core to spare). It stays counted as searching the
-//!   whole time, so this is case (a) held open longer: a notifier that
-//!   reads the searcher skips the wake-up, and the searcher then either
-//!   sees the push in its loop (and runs it) or parks as the last searcher
-//!   and makes the final look below, unchanged. The loop's reads are
-//!   plain hints; nothing rests on them.
 //! * Its ring has no thief (`queue::solo`, made by `Builder::build`), so
 //!   its pops need no CAS (`queue/local.rs`, "A ring without thieves").
 //!

@@ -123,25 +123,6 @@
 //! asleep has no watcher. `idle.rs` has the argument that nothing is
 //! stranded.
 //!
-//! # Waiting before parking
-//!
-//! A lone worker (an executor of one worker, on a machine with more than
-//! one core) that finds no task keeps looking at the queues
-//! (`Shared::has_visible_work`) for up to [`SPIN_LIMIT`] before it parks.
-//! The case it serves is one outside thread feeding one worker on another
-//! core: the worker runs each task faster than the poster builds the next,
-//! so it ran dry every few hundred tasks, parked, and the poster's next
-//! post paid a futex wake (a system call and, in a VM, an inter-processor
-//! interrupt) that made up about a sixth of the poster's profile. While it
-//! looks the worker is still counted as searching, so posters skip the
-//! wake-up as they do for any searcher (`idle.rs`, "One worker"); parking
-//! afterwards is unchanged. `tiny_task_throughput` at 1 thread with the
-//! poster and the worker on different cores: 13,000–18,000 parks per
-//! 10,000,000 tasks before, 1,400–3,300 after (BENCHMARKS.md, branch
-//! `tiny1`). With two workers or more the spare core is the poster's, and
-//! spinning there was measured to slow it down (BENCHMARKS.md, branch
-//! `tiny`), so they park at once.
-//!
 //! # Shutdown
 //!
 //! When the executor's shutdown flag is raised and the worker unparked, the
@@ -175,10 +156,6 @@ pub(crate) const MAX_LIFO_STREAK: u32 = 3;
 /// longest a task queued alone behind a long poll waits for an idle worker.
 pub(crate) const WATCH_INTERVAL: Duration = Duration::from_millis(1);
 
-/// How long a lone worker that found no task keeps looking before it parks
-/// (see "Waiting before parking" in the module docs).
-pub(crate) const SPIN_LIMIT: Duration = Duration::from_micros(20);
-
 /// One worker's own state. Lives in its thread's thread-local state.
 pub(crate) struct Worker {
     shared: Arc<Shared>,
@@ -201,9 +178,6 @@ pub(crate) struct Worker {
     rng: Cell<u32>,
     /// This worker's metrics, on their own cache line (`metrics.rs`).
     counters: Arc<CachePadded<WorkerCounters>>,
-    /// Whether this worker waits a little for outside work before it parks
-    /// (see [`wait_for_outside_work`](Worker::wait_for_outside_work)).
-    spins: bool,
 }
 
 impl Worker {
@@ -215,6 +189,7 @@ impl Worker {
     ) -> Self {
         Worker {
             counters: shared.ext.counters.worker(index),
+            shared,
             index,
             local,
             lifo: Cell::new(None),
@@ -227,10 +202,6 @@ impl Worker {
             parker,
             // Any odd seed works for xorshift; spread workers apart.
             rng: Cell::new((index as u32).wrapping_mul(0x9E37_79B9) | 1),
-            spins: !cfg!(loom)
-                && shared.workers() == 1
-                && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
-            shared,
         }
     }
 
@@ -640,32 +611,8 @@ impl Worker {
             match self.next_task() {
                 Some(task) => self.run_task(task),
                 None => {
-                    if !self.wait_for_outside_work() {
-                        self.park();
-                    }
+                    self.park();
                 }
-            }
-        }
-    }
-
-    /// Called by a worker that found no task, still counted as searching:
-    /// a lone worker on a machine with a core to spare looks at the queues
-    /// again for up to [`SPIN_LIMIT`] before it parks, and returns whether
-    /// work appeared (see "Waiting before parking" in the module docs).
-    fn wait_for_outside_work(&self) -> bool {
-        if !self.spins {
-            return false;
-        }
-        let start = Instant::now();
-        loop {
-            for _ in 0..16 {
-                std::hint::spin_loop();
-                if self.shared.has_visible_work() {
-                    return true;
-                }
-            }
-            if start.elapsed() >= SPIN_LIMIT || self.shared.is_shutdown() {
-                return false;
             }
         }
     }
