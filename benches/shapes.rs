@@ -711,7 +711,7 @@ fn profile_shape<S: Shape>(executor: &str, threads: usize, iterations: usize) {
                 .num_threads(threads)
                 .build()
                 .expect("cannot start rayon");
-            (0..iterations).for_each(|_| run(&pool));
+            (0..iterations).for_each(|_| timed::<S>(|| run(&pool)));
         }
         _ => panic!("SHAPES_PROFILE: unknown executor {executor:?}"),
     }
