@@ -174,9 +174,11 @@ impl<T> Inner<T> {
         })
     }
 
+    /// `tail - head`, exact when the owner asks.
     fn len(&self) -> u32 {
-        // Relaxed: a length is a hint for victim choice and batch sizing; the
-        // operations that move items re-read with proper ordering.
+        // Relaxed: a length is a hint for victim choice, batch sizing and the
+        // parking worker's last look; the operations that move items re-read
+        // with proper ordering.
         let (_, real) = unpack(self.head.load(Relaxed));
         self.tail.load(Relaxed).wrapping_sub(real)
     }
@@ -459,9 +461,15 @@ impl<T> Drop for Local<T> {
 
 #[cfg_attr(loom, allow(clippy::len_without_is_empty))]
 impl<T> Steal<T> {
-    /// The number of items in the victim's ring (a racy hint).
+    /// The number of items in the victim's ring (a racy hint, at most
+    /// [`CAPACITY`]).
     pub fn len(&self) -> usize {
-        self.0.len() as usize
+        // A thief's two loads may pair a `head` with a `tail` older than it
+        // (weak memory; x86 keeps them in order), and the difference wraps.
+        // Read as a full ring, not an empty one: a worker about to park must
+        // look again rather than miss work. (The owner's own `tail` is never
+        // older than a `head` it reads, so `Local::len` needs no bound.)
+        (self.0.len() as usize).min(CAPACITY)
     }
 
     /// Steals half of the victim's items (rounded up) into `dst`, returning
