@@ -174,7 +174,8 @@ impl<T> Inner<T> {
         })
     }
 
-    /// `tail - head`, exact when the owner asks.
+    /// `tail - head`. The owner's reading never wraps: its `tail` is the
+    /// newest, and no `head` passes it.
     fn len(&self) -> u32 {
         // Relaxed: a length is a hint for victim choice, batch sizing and the
         // parking worker's last look; the operations that move items re-read
