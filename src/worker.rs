@@ -171,8 +171,8 @@ pub(crate) struct Worker {
     /// Tasks that woke themselves since the last global tick (see
     /// "Spinning on self-waking tasks" in the module docs).
     self_wakes: Cell<u32>,
-    /// Set when a push of the running task's sent the ring's older half to
-    /// the overflow queue (see "After a burst" in the module docs).
+    /// Set when one of the running task's spawns sent the ring's older half
+    /// to the overflow queue (see "After a burst" in the module docs).
     overflowed: Cell<bool>,
     parker: Parker,
     rng: Cell<u32>,

@@ -4,10 +4,9 @@
 
 mod support;
 
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
-
-use std::future::Future;
 
 use fastexec::{Executor, JoinHandle, TaskGroup};
 use support::{executor, with_timeout, Gate};
