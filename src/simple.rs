@@ -24,9 +24,11 @@
 //! * The one exception: an owner with no ready task and no wake of its root
 //!   lends ownership to a `block_on` caller of another thread that waits for
 //!   it (its root may be waiting for that very call), and takes it back once
-//!   nobody owns and it has something to do. Only programs that call
-//!   `block_on` from several threads lend, and their order is not the
-//!   seed's alone anyway.
+//!   nobody owns and it has something to do; once its root is woken it
+//!   waits for ownership as a caller does, so that an idle borrower lends
+//!   it back (the borrower may be waiting for that root). Only programs
+//!   that call `block_on` from several threads lend, and their order is
+//!   not the seed's alone anyway.
 //!
 //! The owner polls the root future first whenever it was woken, and
 //! otherwise takes a task from the highest non-empty priority set, at the
@@ -186,8 +188,9 @@ struct State {
     /// The thread allowed to run tasks, and how many times it acquired.
     owner: Option<ThreadId>,
     depth: usize,
-    /// `block_on` callers waiting to become owner; the worker thread
-    /// leaves ownership to them.
+    /// `block_on` callers waiting to become owner, and lenders whose root
+    /// was woken waiting to take ownership back; an idle owner lends to
+    /// them, and the worker thread leaves ownership to them.
     claims: usize,
     shutdown: bool,
 }
@@ -388,6 +391,11 @@ impl SimpleScheduler {
     /// has nothing to do (its root may be waiting for that very caller), and
     /// takes ownership back, at the depth it had, once nobody owns and it
     /// has something to do again: its root was woken or a task is ready.
+    ///
+    /// Once its root was woken it also claims ownership back, as a waiting
+    /// caller does: the borrower may now wait for that very root (it woke
+    /// it, and waits for what it does next), and it lends only to claims.
+    /// Ready tasks alone make no claim: whoever owns runs them.
     fn lend_ownership<'a>(
         &'a self,
         mut state: MutexGuard<'a, State>,
@@ -397,14 +405,25 @@ impl SimpleScheduler {
         let depth = std::mem::take(&mut state.depth);
         state.owner = None;
         self.changed.notify_all();
+        let mut claimed = false;
         loop {
             state = self.wait(state, shared);
             // Acquire: see `block_on`.
-            let wanted = signal.woken.load(Acquire) || state.len() > 0 || state.shutdown;
+            let woken = signal.woken.load(Acquire);
+            let wanted = woken || state.len() > 0 || state.shutdown;
             if state.owner.is_none() && wanted {
+                if claimed {
+                    state.claims -= 1;
+                }
                 state.owner = Some(thread::current().id());
                 state.depth = depth;
                 return state;
+            }
+            if woken && !claimed {
+                claimed = true;
+                state.claims += 1;
+                // An idle owner lends ownership to a claim.
+                self.changed.notify_all();
             }
         }
     }

@@ -192,3 +192,34 @@ fn block_on_awaiting_a_block_on_of_another_thread() {
         assert_eq!(out, 7);
     })
 }
+
+/// The right lent to a `block_on` of another thread comes back: a borrower
+/// waiting for something the lender's root future does, after it woke
+/// that root, hands the right back instead of keeping it while both wait
+/// (it used to keep it: the lender, woken, could not run, and the borrower
+/// waited for it forever).
+#[test]
+fn a_borrowing_block_on_hands_the_right_back_to_its_woken_lender() {
+    with_timeout(|| {
+        let ex = Arc::new(simple(6));
+        let inner = ex.clone();
+        ex.block_on(async move {
+            let (woke_tx, woke_rx) = futures::channel::oneshot::channel();
+            let (go_tx, go_rx) = futures::channel::oneshot::channel();
+            let (done_tx, done_rx) = futures::channel::oneshot::channel();
+            let helper = thread::spawn(move || {
+                // Waits for this root's ownership, which it lends once idle.
+                inner.block_on(async move {
+                    // Wakes the lender's root while this thread owns the right.
+                    woke_tx.send(()).unwrap();
+                    go_rx.await.unwrap();
+                });
+                done_tx.send(()).unwrap();
+            });
+            woke_rx.await.unwrap();
+            go_tx.send(()).unwrap();
+            done_rx.await.unwrap();
+            helper.join().unwrap();
+        });
+    })
+}
