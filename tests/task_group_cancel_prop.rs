@@ -2,7 +2,9 @@
 //!
 //! A `block_on` root spawns a random tree of tasks into a `TaskGroup` (the
 //! members spawn their children as `block_on_prop.rs` does: one by one, in
-//! batches, as completions, from a blocking job, under a nested group) and
+//! batches, as completions, as dependents of a task outside the group that
+//! ends only after the group's `wait`, from a blocking job, under a nested
+//! group) and
 //! a few sibling tasks outside it, and the group is cancelled at a random
 //! point: by the root, by a sibling, or by one of its own members in the
 //! middle of that member's poll, after a random pause. Some members wait
@@ -38,6 +40,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use fastexec::cancel::CancellationToken;
 use fastexec::{Completion, Executor, JoinHandle, TaskGroup};
 use proptest::prelude::*;
 
@@ -63,6 +66,10 @@ enum Spawned {
     DetachedBatch,
     /// `spawn_completion`, the completion kept by the test.
     Completion,
+    /// `spawn_after` a completion outside the group that finishes only
+    /// once the group's `wait` has returned (so the cancel must end the
+    /// dependent before it could start), the completion kept by the test.
+    After,
 }
 
 /// Where a task spawns its children from.
@@ -84,8 +91,10 @@ enum Canceller {
     Root(Pause),
     /// A task outside the group, after this pause.
     Sibling(Pause),
-    /// This member (an index, modulo the group's size), after its pause,
-    /// before it spawns its children: in the middle of its own poll.
+    /// This member (an index, modulo the number of members that can run
+    /// before the cancel: not dependents of the `After` kind nor below one),
+    /// after its pause, before it spawns its children: in the middle of its
+    /// own poll.
     Member(usize),
 }
 
@@ -118,6 +127,7 @@ fn spawned() -> impl Strategy<Value = Spawned> {
         1 => Just(Spawned::Batch),
         1 => Just(Spawned::DetachedBatch),
         1 => Just(Spawned::Completion),
+        1 => Just(Spawned::After),
     ]
 }
 
@@ -202,6 +212,8 @@ struct Ctx {
     members: usize,
     children: Vec<Vec<usize>>,
     canceller: Canceller,
+    /// The members that can run before the cancel (see `Canceller::Member`).
+    can_cancel: Vec<usize>,
     /// Whether the executor has one worker.
     one_worker: bool,
     group: TaskGroup,
@@ -210,6 +222,10 @@ struct Ctx {
     /// here which tasks had started.
     gate: Mutex<Option<Vec<bool>>>,
     completions: Mutex<Vec<(usize, Completion<usize>)>>,
+    /// What `Spawned::After` tasks depend on: a task outside the group
+    /// that ends when `dependency_open` is cancelled, after the group's wait.
+    dependency: Mutex<Option<Completion<()>>>,
+    dependency_open: CancellationToken,
     /// Violations seen inside the tasks.
     errors: Mutex<Vec<String>>,
 }
@@ -328,6 +344,16 @@ fn spawn_children(ctx: &Arc<Ctx>, children: &[usize]) -> Vec<(usize, JoinHandle<
                 let completion = fastexec::spawn_completion(task);
                 ctx.completions.lock().unwrap().push((child, completion));
             }
+            Spawned::After => {
+                let gate = ctx
+                    .dependency
+                    .lock()
+                    .unwrap()
+                    .clone()
+                    .expect("the root made the dependency");
+                let completion = fastexec::spawn_after(gate, move |_| task);
+                ctx.completions.lock().unwrap().push((child, completion));
+            }
         }
     }
     let mut dropped = Vec::new();
@@ -353,7 +379,7 @@ fn body(ctx: Arc<Ctx>, index: usize) -> Task {
         let (_, _, wait, spawner, hold) = ctx.tasks[index];
         wait_out(wait).await;
         if let Canceller::Member(k) = ctx.canceller {
-            if k % ctx.members == index {
+            if ctx.can_cancel[k % ctx.can_cancel.len()] == index {
                 ctx.cancel();
             }
         }
@@ -413,6 +439,9 @@ async fn root(ctx: Arc<Ctx>) -> AfterWait {
     let top: Vec<usize> = (0..ctx.tasks.len())
         .filter(|&i| ctx.tasks[i].0.is_none())
         .collect();
+    let open = ctx.dependency_open.clone();
+    let dependency = fastexec::spawn_completion(async move { open.cancelled().await });
+    *ctx.dependency.lock().unwrap() = Some(dependency);
     let mut members = Vec::new();
     let mut siblings = Vec::new();
     for &i in &top {
@@ -459,6 +488,7 @@ async fn root(ctx: Arc<Ctx>) -> AfterWait {
     if ctx.group.active() != 0 {
         ctx.error(format!("active() is {} after wait", ctx.group.active()));
     }
+    ctx.dependency_open.cancel();
     join_all(&ctx, members).await;
     join_all(&ctx, siblings).await;
     after
@@ -472,16 +502,27 @@ fn check(case: &Case, executor: &'static Executor, one_worker: bool) -> Result<(
             children[parent].push(i);
         }
     }
+    // Parents come first: a member is blocked if it is an `After`
+    // dependent (spawned by its parent; the root spawns none) or below one.
+    let mut blocked = vec![false; case.members];
+    for i in 0..case.members {
+        let (parent, spawned, ..) = case.tasks[i];
+        blocked[i] = parent.is_some_and(|p| blocked[p] || matches!(spawned, Spawned::After));
+    }
+    let can_cancel = (0..case.members).filter(|&i| !blocked[i]).collect();
     let ctx = Arc::new(Ctx {
         tasks: case.tasks.clone(),
         members: case.members,
         children,
         canceller: case.canceller,
+        can_cancel,
         one_worker,
         group: TaskGroup::new(),
         slots: (0..n).map(|_| Slot::default()).collect(),
         gate: Mutex::new(None),
         completions: Mutex::new(Vec::new()),
+        dependency: Mutex::new(None),
+        dependency_open: CancellationToken::new(),
         errors: Mutex::new(Vec::new()),
     });
     let body_ctx = ctx.clone();
