@@ -482,7 +482,7 @@ fn executor(threads: usize) -> &'static Executor {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
     fn abort_ends_only_the_aborted_task_one_worker(tasks in tree()) {

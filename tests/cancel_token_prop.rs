@@ -347,7 +347,7 @@ fn executor(threads: usize) -> &'static Executor {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
     fn token_trees_cancel_exactly_their_descendants_one_worker(case in case()) {

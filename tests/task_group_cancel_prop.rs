@@ -639,7 +639,7 @@ fn executor(threads: usize) -> &'static Executor {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
     fn cancelled_group_ends_its_members_one_worker(case in case()) {
