@@ -499,8 +499,10 @@ impl TaskGroup {
     /// its future is dropped, its handle reports a cancelled
     /// [`JoinError`](crate::JoinError), and [`wait`](Self::wait) returns once
     /// all are gone. A member in the middle of a poll ends when that poll
-    /// returns. Tasks spawned into the group afterwards end at once.
-    /// Cancelling twice is harmless.
+    /// returns. A dependent ([`spawn_after`](crate::spawn_after)) still
+    /// waiting for its dependencies is dropped unstarted, its completion
+    /// cancelled, without waiting for them. Tasks spawned into the group
+    /// afterwards end at once. Cancelling twice is harmless.
     ///
     /// ```
     /// let group = fastexec::TaskGroup::new();
