@@ -311,25 +311,41 @@ impl MemberGuard {
     }
 
     /// Registers a parked task's waker with each cancellable group, so that
-    /// `cancel` can wake it. If a group was cancelled meanwhile, wakes the
-    /// task at once: `cancel` sets its flag before it takes the wakers under
-    /// the same lock, so a registration it missed sees the flag here.
+    /// `cancel` can wake it (see [`register_for_cancel`]).
     pub(crate) fn register_for_cancel(&self, waker: &Waker) -> CancelRegistration {
-        let Some(membership) = self.0.as_ref().filter(|m| m.cancellable) else {
-            return CancelRegistration::default();
-        };
-        let mut entries = Vec::new();
-        let mut cancelled = false;
-        for group in membership.arcs().filter(|g| g.cancellable) {
-            let key = lock(&group.parked).insert(waker.clone());
-            entries.push((group.clone(), key));
-            cancelled |= group.is_cancelled();
+        match self.0.as_ref().filter(|m| m.cancellable) {
+            Some(membership) => register_for_cancel(membership, waker),
+            None => CancelRegistration::default(),
         }
-        if cancelled {
-            waker.wake_by_ref();
-        }
-        CancelRegistration((!entries.is_empty()).then(|| Box::new(entries)))
     }
+}
+
+/// The membership of the current scope if some group of it can be
+/// cancelled (an explicit [`TaskGroup`]); `None` otherwise, without
+/// touching a reference count (a dependent's spawner asks this of every
+/// dependent it parks).
+pub(crate) fn cancellable(membership: &Option<MembershipArc>) -> Option<&MembershipArc> {
+    membership.as_ref().filter(|m| m.cancellable)
+}
+
+/// Registers `waker` with each cancellable group of `membership`, so that
+/// `cancel` wakes it; wakes it at once if a group was cancelled meanwhile
+/// (`cancel` sets its flag before it takes the wakers under the same lock,
+/// so a registration it missed sees the flag here). For a parked task,
+/// and for a dependent's task that waits for its dependencies unqueued,
+/// which no poll would otherwise end (see `deps/dependencies.rs`).
+pub(crate) fn register_for_cancel(membership: &Membership, waker: &Waker) -> CancelRegistration {
+    let mut entries = Vec::new();
+    let mut cancelled = false;
+    for group in membership.arcs().filter(|g| g.cancellable) {
+        let key = lock(&group.parked).insert(waker.clone());
+        entries.push((group.clone(), key));
+        cancelled |= group.is_cancelled();
+    }
+    if cancelled {
+        waker.wake_by_ref();
+    }
+    CancelRegistration((!entries.is_empty()).then(|| Box::new(entries)))
 }
 
 /// [`MemberGuard::enter`] for a task in some group.
@@ -483,8 +499,10 @@ impl TaskGroup {
     /// its future is dropped, its handle reports a cancelled
     /// [`JoinError`](crate::JoinError), and [`wait`](Self::wait) returns once
     /// all are gone. A member in the middle of a poll ends when that poll
-    /// returns. Tasks spawned into the group afterwards end at once.
-    /// Cancelling twice is harmless.
+    /// returns. A dependent ([`spawn_after`](crate::spawn_after)) still
+    /// waiting for its dependencies is dropped unstarted, its completion
+    /// cancelled, without waiting for them. Tasks spawned into the group
+    /// afterwards end at once. Cancelling twice is harmless.
     ///
     /// ```
     /// let group = fastexec::TaskGroup::new();

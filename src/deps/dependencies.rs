@@ -3,7 +3,8 @@
 
 use std::future::Future;
 use std::ops::ControlFlow::{self, Break, Continue};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use std::task::{Wake, Waker};
 
 use super::completion::Completion;
 use super::error::CompletionError;
@@ -12,6 +13,7 @@ use super::spawn::{build_producer, catching, start, Missing};
 use crate::context;
 use crate::sync::Ordering::AcqRel;
 use crate::task::{Builder, RawTask, Runnable};
+use crate::task_group::{self, Membership, MembershipArc};
 
 /// The dependencies a task can be spawned after, and the outputs it then
 /// receives, in the same order and shape:
@@ -291,7 +293,7 @@ where
         return node;
     }
     let future = catching(start(deps, body));
-    let (unstarted, task) = target.build(&node, future);
+    let (unstarted, task, watch) = target.build(&node, future);
     if met_already == deps_count + 1 {
         // Every dependency had succeeded: no list holds the node and no
         // handle to it exists yet, so nothing can release, fail or abort
@@ -306,7 +308,48 @@ where
     // glue.
     node.set_task(Some(task), Some(unstarted));
     met(&node, met_already);
+    if let Some(membership) = watch {
+        watch_cancel(&node, &membership);
+    }
     node
+}
+
+/// The membership a dependent counts in, if a group of it can be
+/// cancelled: that group's `cancel` must reach the task while it waits
+/// unreleased, when no poll of it would.
+pub(crate) type Watch = Option<MembershipArc>;
+
+/// Registers a dependent waiting unreleased in the node with the
+/// cancellable groups of `membership`, so that their `cancel` drops its
+/// task unpolled (finishing the node as cancelled, and counting the task
+/// out of its groups), as it ends any other member at its next poll.
+/// Called once the task is in the node: if a group was cancelled before the
+/// registration, the registration sees the flag and wakes the watcher at
+/// once (see `task_group::register_for_cancel`). A task released meanwhile
+/// is left to the check before its poll.
+#[cold]
+#[inline(never)]
+fn watch_cancel<T: Send + Sync + 'static>(node: &Arc<Node<T>>, membership: &Membership) {
+    let waker = Waker::from(Arc::new(AbortUnstarted(Arc::downgrade(node))));
+    let registration = task_group::register_for_cancel(membership, &waker);
+    node.keep_cancel_registration(registration);
+}
+
+/// The waker a cancellable group keeps for an unreleased dependent: waking
+/// it (the group's `cancel`) drops the task if it is still unreleased. Weak:
+/// the group must not keep the node alive.
+struct AbortUnstarted<T>(Weak<Node<T>>);
+
+impl<T: Send + Sync + 'static> Wake for AbortUnstarted<T> {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if let Some(node) = self.0.upgrade() {
+            node.abort_unstarted();
+        }
+    }
 }
 
 /// What builds a dependent's task for [`spawn_after_on`]: a [`Builder`],
@@ -316,8 +359,9 @@ pub(crate) trait Target {
     fn name(&self) -> Option<Arc<str>>;
 
     /// Builds the producer of `node` running `future`, without queueing it;
-    /// returns it with its handle.
-    fn build<T, F>(&self, node: &Arc<Node<T>>, future: F) -> (Runnable, RawTask<()>)
+    /// returns it with its handle, and the membership to watch for
+    /// cancellation while it waits (see [`Watch`]).
+    fn build<T, F>(&self, node: &Arc<Node<T>>, future: F) -> (Runnable, RawTask<()>, Watch)
     where
         T: Send + Sync + 'static,
         F: Future<Output = Result<T, Missing>> + Send + 'static;
@@ -332,14 +376,16 @@ impl Target for Builder<'_> {
     /// Builds on the builder's executor, counted in the current task
     /// groups, with its options.
     #[inline(always)]
-    fn build<T, F>(&self, node: &Arc<Node<T>>, future: F) -> (Runnable, RawTask<()>)
+    fn build<T, F>(&self, node: &Arc<Node<T>>, future: F) -> (Runnable, RawTask<()>, Watch)
     where
         T: Send + Sync + 'static,
         F: Future<Output = Result<T, Missing>> + Send + 'static,
     {
         let membership = context::membership();
-        self.with_target(|shared, worker| {
+        let watch = task_group::cancellable(&membership).cloned();
+        let (unstarted, task) = self.with_target(|shared, worker| {
             build_producer(shared, node, future, membership, worker, self.options())
-        })
+        });
+        (unstarted, task, watch)
     }
 }

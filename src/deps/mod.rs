@@ -139,8 +139,12 @@
 //! hook, as any spawn), and `block_on` and
 //! [`TaskGroup::wait`](crate::TaskGroup::wait) wait for dependents that
 //! have not started yet. If its dependencies never finish, neither does the
-//! wait. [`Completion::abort`] cancels a running task or a dependent that
-//! has not started; a cancelled task group, an aborted [`JoinHandle`]
+//! wait, unless the group is cancelled: a cancelled
+//! [`TaskGroup`](crate::TaskGroup) drops its dependents that have not
+//! started, without waiting for their dependencies (a dependent waiting
+//! for them is registered with each cancellable group it counts in, as a
+//! parked task is). [`Completion::abort`] cancels a running task or a
+//! dependent that has not started; a cancelled task group, an aborted [`JoinHandle`]
 //! behind `shared()`, or an executor being dropped all finish the
 //! completion as cancelled.
 

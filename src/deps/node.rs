@@ -15,6 +15,7 @@ use super::error::{CompletionError, TaskLabel};
 use crate::hooks::TaskId;
 use crate::sync::{lock, thread_local, AtomicUsize, Mutex, OnceLock};
 use crate::task::{Panic, RawTask, Runnable};
+use crate::task_group::CancelRegistration;
 
 /// What awaiting a completion gives.
 pub(crate) type Outcome<T> = Result<Arc<T>, CompletionError>;
@@ -230,6 +231,10 @@ struct Cold {
     name: Option<Arc<str>>,
     /// Awaiters' wakers and dependents beyond the inline two.
     waiters: Waiters,
+    /// An unreleased dependent's entries in the cancellable task groups it
+    /// counts in, whose `cancel` drops it (see `dependencies.rs`); removed
+    /// when the task is taken out of `unstarted`.
+    cancel: CancelRegistration,
 }
 
 /// The waiters a closing node takes out of its lists.
@@ -247,6 +252,18 @@ impl Taken {
 impl Waiting {
     fn cold(&mut self) -> &mut Cold {
         self.cold.get_or_insert_with(Box::default)
+    }
+
+    /// Takes a dependent's unreleased task, with its registration with its
+    /// cancellable groups: the caller drops that after releasing the lock
+    /// (dropping it takes the groups' locks).
+    fn take_unstarted(&mut self) -> (Option<Runnable>, CancelRegistration) {
+        let registration = self
+            .cold
+            .as_deref_mut()
+            .map(|c| std::mem::take(&mut c.cancel))
+            .unwrap_or_default();
+        (self.unstarted.take(), registration)
     }
 
     /// Adds a dependent: into a slot an awaiter left, if there is one (so
@@ -368,11 +385,12 @@ impl<T: Send + Sync + 'static> Node<T> {
             return;
         }
         // Closed from here on: whoever takes the lock next sees the outcome.
-        let (waiters, task, unstarted) = {
+        let (waiters, task, (unstarted, registration)) = {
             let mut waiting = lock(&self.waiting);
             let task = waiting.task.take();
-            (waiting.take_waiters(), task, waiting.unstarted.take())
+            (waiting.take_waiters(), task, waiting.take_unstarted())
         };
+        drop(registration);
         // Dropping a task that never ran drops its future, whose guard
         // finds the node finished and does nothing.
         drop(unstarted);
@@ -409,7 +427,39 @@ impl<T: Send + Sync + 'static> Node<T> {
     /// Takes a dependent's task for launching, unless the node finished
     /// (failed or aborted) first.
     pub(crate) fn take_unstarted(&self) -> Option<Runnable> {
-        lock(&self.waiting).unstarted.take()
+        let (task, registration) = lock(&self.waiting).take_unstarted();
+        drop(registration);
+        task
+    }
+
+    /// Keeps an unreleased dependent's registration with its cancellable
+    /// groups until the task is released or dropped; drops it at once if
+    /// that happened already.
+    pub(crate) fn keep_cancel_registration(&self, registration: CancelRegistration) {
+        let mut waiting = lock(&self.waiting);
+        if waiting.unstarted.is_some() {
+            waiting.cold().cancel = registration;
+        } else {
+            drop(waiting);
+            drop(registration);
+        }
+    }
+
+    /// Cancels a dependent's task that waits unreleased, as `abort` does;
+    /// nothing once it was released (a queued or running task of a
+    /// cancelled group ends at its next poll) or the node finished. What a
+    /// cancelled task group does to the dependents it counts.
+    pub(crate) fn abort_unstarted(&self) {
+        let (task, (unstarted, registration)) = {
+            let mut waiting = lock(&self.waiting);
+            if waiting.unstarted.is_none() {
+                return;
+            }
+            (waiting.task.take(), waiting.take_unstarted())
+        };
+        drop(registration);
+        drop(unstarted);
+        drop(task);
     }
 
     /// Cancels the node's task: a running one is aborted (its producer then
@@ -417,13 +467,14 @@ impl<T: Send + Sync + 'static> Node<T> {
     /// dependent's task that has not started is dropped unpolled, which
     /// finishes the node as cancelled at once.
     pub(crate) fn abort(&self) {
-        let (task, unstarted) = {
+        let (task, (unstarted, registration)) = {
             let mut waiting = lock(&self.waiting);
             if self.is_closed(&waiting) {
                 return;
             }
-            (waiting.task.take(), waiting.unstarted.take())
+            (waiting.task.take(), waiting.take_unstarted())
         };
+        drop(registration);
         // An unreleased task is dropped first, so that its guard (not the
         // cancellation) finishes the node; dropping the handle cancels a
         // queued or running task, whose guard then does.

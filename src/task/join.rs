@@ -116,10 +116,16 @@ impl<T: Send + 'static> JoinHandle<T> {
         }
     }
 
-    /// Cancels the task: its future is dropped (at once if it is idle, after
-    /// the current poll if it is running), and awaiting the handle then gives
-    /// a cancelled [`JoinError`]. If the task had already finished, awaiting
-    /// still gives its output. Aborting twice is harmless.
+    /// Cancels the task: it is not polled again (if it is running, the
+    /// current poll finishes), and its future is dropped by the executor,
+    /// which an idle task is scheduled for: not inside this call, so what
+    /// the future holds is released a moment later, on a worker (on a
+    /// single worker, only once the caller's own poll has returned).
+    /// Awaiting the handle waits for that drop and then gives a cancelled
+    /// [`JoinError`]. If the task had already finished, awaiting still
+    /// gives its output; if it completes in the poll the abort interrupted,
+    /// its output is dropped and awaiting gives the cancelled error.
+    /// Aborting twice is harmless.
     ///
     /// ```
     /// let err = fastexec::block_on(async {
