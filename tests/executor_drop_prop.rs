@@ -545,16 +545,24 @@ fn run_case(specs: Vec<Spec>, flavour: Flavour, drop_after: usize, race: bool) -
         match kept {
             Kept::Handle(i, handle) => {
                 let is_finished = handle.is_finished();
-                let result = futures::executor::block_on(handle).map_err(|e| e.is_cancelled());
+                // Awaited only if finished, so that a broken promise fails
+                // the case instead of hanging it.
+                let result = match is_finished {
+                    true => futures::executor::block_on(handle).map_err(|e| e.is_cancelled()),
+                    false => Err(false),
+                };
                 handles.push((i, finished[i], is_finished, result));
             }
             Kept::Completion(i, completion) => {
                 let at_once = completion
                     .try_get()
                     .map(|r| r.map(|v| *v).map_err(|e| e.is_cancelled()));
-                let awaited = futures::executor::block_on(completion)
-                    .map(|v| *v)
-                    .map_err(|e| e.is_cancelled());
+                let awaited = match at_once {
+                    Some(_) => futures::executor::block_on(completion)
+                        .map(|v| *v)
+                        .map_err(|e| e.is_cancelled()),
+                    None => Err(false),
+                };
                 completions.push((i, finished[i], at_once, awaited));
             }
         }
