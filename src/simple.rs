@@ -241,17 +241,17 @@ impl SimpleScheduler {
         lock(&self.state).len()
     }
 
-    /// Makes `task` ready; after shutdown, drops it.
-    pub(crate) fn push(&self, task: Runnable, priority: Priority) {
+    /// Makes `task` ready; after shutdown, gives it back, for the caller
+    /// to drop (with the executor current: see `task::builder::enqueue`).
+    pub(crate) fn push(&self, task: Runnable, priority: Priority) -> Option<Runnable> {
         let mut state = lock(&self.state);
         if state.shutdown {
-            drop(state);
-            drop(task);
-            return;
+            return Some(task);
         }
         state.ready[priority as usize].push(task);
         drop(state);
         self.changed.notify_all();
+        None
     }
 
     /// Wakes every waiter (a timer deadline moved, or shutdown).
