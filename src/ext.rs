@@ -87,7 +87,7 @@ impl Extensions {
     /// Shutdown, before the workers are joined: the simple worker returns.
     pub(crate) fn begin_shutdown(&self) {
         if let Some(simple) = &self.simple {
-            simple.shut_down();
+            simple.begin_shut_down();
         }
     }
 

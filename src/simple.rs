@@ -49,8 +49,10 @@
 //! already waiting when the notification comes.
 //!
 //! Shutdown: the executor's drop marks the state shut down and notifies;
-//! the worker thread returns, and the ready tasks (and any pushed later)
-//! are dropped, outside the lock, since dropping a future may wake others.
+//! the worker thread returns, tasks pushed from then on are dropped, and
+//! the ready tasks are dropped (unrun) at the drop's step 4, with the
+//! executor current on the dropping thread, outside the lock, since
+//! dropping a future may wake others.
 
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -239,22 +241,34 @@ impl SimpleScheduler {
         lock(&self.state).len()
     }
 
-    /// Makes `task` ready; after shutdown, drops it.
-    pub(crate) fn push(&self, task: Runnable, priority: Priority) {
+    /// Makes `task` ready; after shutdown, gives it back, for the caller
+    /// to drop (with the executor current: see `task::builder::enqueue`).
+    pub(crate) fn push(&self, task: Runnable, priority: Priority) -> Option<Runnable> {
         let mut state = lock(&self.state);
         if state.shutdown {
-            drop(state);
-            drop(task);
-            return;
+            return Some(task);
         }
         state.ready[priority as usize].push(task);
         drop(state);
         self.changed.notify_all();
+        None
     }
 
     /// Wakes every waiter (a timer deadline moved, or shutdown).
     pub(crate) fn notify(&self) {
         drop(lock(&self.state));
+        self.changed.notify_all();
+    }
+
+    /// Refuses new tasks (a push drops its task); the worker thread returns
+    /// at its next look. The ready tasks stay until [`shut_down`]: this
+    /// runs before the executor's drop makes itself the dropping thread's
+    /// current executor, so a task spawned by a ready task's destructor
+    /// here would go to the global executor and outlive this one.
+    ///
+    /// [`shut_down`]: SimpleScheduler::shut_down
+    pub(crate) fn begin_shut_down(&self) {
+        lock(&self.state).shutdown = true;
         self.changed.notify_all();
     }
 
@@ -369,8 +383,11 @@ impl SimpleScheduler {
     fn next_for_owner(&self, signal: &RootSignal, shared: &Shared) -> Option<Runnable> {
         let mut state = lock(&self.state);
         loop {
-            if let Some(task) = state.pop() {
-                return Some(task);
+            // After shutdown the ready tasks wait to be dropped, unrun.
+            if !state.shutdown {
+                if let Some(task) = state.pop() {
+                    return Some(task);
+                }
             }
             // Acquire: see `block_on`.
             if signal.woken.load(Acquire) {

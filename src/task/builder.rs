@@ -203,7 +203,7 @@ impl Options {
 /// Where a decorated task goes when it is spawned (`woke_itself` is
 /// `None`; `worker` is the spawner's, if known) or woken.
 fn enqueue(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     priority: Priority,
     stamp: Option<&Stamp>,
     task: Runnable,
@@ -214,7 +214,10 @@ fn enqueue(
         stamp.scheduled();
     }
     if let Some(simple) = &shared.ext.simple {
-        return simple.push(task, priority);
+        if let Some(refused) = simple.push(task, priority) {
+            drop_after_shutdown(shared, refused);
+        }
+        return;
     }
     match (priority, woke_itself) {
         (Priority::Normal, Some(woke_itself)) => shared.schedule_woken(task, woke_itself),
@@ -227,6 +230,19 @@ fn enqueue(
             shared.notify_one();
         }
     }
+}
+
+/// Drops a task the shut-down simple scheduler refused, with its executor
+/// current on this thread (a worker of it already has it): a spawn from the
+/// future's destructor must join this executor, which drops it too, not
+/// this thread's own (the global one, say), where it would outlive this
+/// one. Shutdown only.
+#[cold]
+#[inline(never)]
+fn drop_after_shutdown(shared: &Arc<Shared>, task: Runnable) {
+    let _executor =
+        (!context::is_worker_of(shared.id())).then(|| context::enter_executor(shared.clone()));
+    drop(task);
 }
 
 /// Spawns through the decorated path (module docs).
