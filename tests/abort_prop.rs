@@ -36,20 +36,12 @@ mod support;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering::SeqCst};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use fastexec::{Executor, JoinHandle};
 use proptest::prelude::*;
-
-#[derive(Debug, Clone, Copy)]
-enum Pause {
-    None,
-    Yields(u8),
-    /// A timer of this many microseconds: the task parks and a timer wakes it.
-    Sleep(u16),
-}
+use support::pause::{pause, wait_out, Pause};
 
 /// When a parent aborts a child.
 #[derive(Debug, Clone, Copy)]
@@ -80,14 +72,6 @@ enum How {
 /// children from a blocking job, and whether it waits forever at its end
 /// (only if aborted at once).
 type Generated = (Option<usize>, How, Pause, bool, bool);
-
-fn pause() -> impl Strategy<Value = Pause> {
-    prop_oneof![
-        3 => Just(Pause::None),
-        2 => (1u8..4).prop_map(Pause::Yields),
-        1 => (0u16..200).prop_map(Pause::Sleep),
-    ]
-}
 
 fn when() -> impl Strategy<Value = When> {
     prop_oneof![
@@ -235,20 +219,6 @@ fn probe(ctx: &Arc<Ctx>, index: usize) -> Probe {
         ctx: ctx.clone(),
         index,
         body: body(ctx.clone(), index),
-    }
-}
-
-async fn wait_out(pause: Pause) {
-    match pause {
-        Pause::None => {}
-        Pause::Yields(n) => {
-            for _ in 0..n {
-                fastexec::yield_now().await;
-            }
-        }
-        Pause::Sleep(micros) => {
-            fastexec::time::sleep(Duration::from_micros(micros.into())).await;
-        }
     }
 }
 
@@ -469,33 +439,21 @@ fn check(
     Ok(())
 }
 
-fn executor(threads: usize) -> &'static Executor {
-    static ONE: OnceLock<Executor> = OnceLock::new();
-    static TWO: OnceLock<Executor> = OnceLock::new();
-    static THREE: OnceLock<Executor> = OnceLock::new();
-    let cell = match threads {
-        1 => &ONE,
-        2 => &TWO,
-        _ => &THREE,
-    };
-    cell.get_or_init(|| support::executor(threads))
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
     fn abort_ends_only_the_aborted_task_one_worker(tasks in tree()) {
-        check(&tasks, executor(1), true)?;
+        check(&tasks, support::shared_executor(1), true)?;
     }
 
     #[test]
     fn abort_ends_only_the_aborted_task_two_workers(tasks in tree()) {
-        check(&tasks, executor(2), false)?;
+        check(&tasks, support::shared_executor(2), false)?;
     }
 
     #[test]
     fn abort_ends_only_the_aborted_task_three_workers(tasks in tree()) {
-        check(&tasks, executor(3), false)?;
+        check(&tasks, support::shared_executor(3), false)?;
     }
 }

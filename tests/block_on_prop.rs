@@ -12,20 +12,11 @@ mod support;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use fastexec::{Executor, TaskGroup};
 use proptest::prelude::*;
-
-/// What a task waits for before it spawns its children.
-#[derive(Debug, Clone, Copy)]
-enum Pause {
-    None,
-    Yields(u8),
-    /// A timer of this many microseconds: the task parks and a timer wakes it.
-    Sleep(u16),
-}
+use support::pause::{pause, wait_out, Pause};
 
 /// How a parent spawns a child and what it does with the child's handle.
 #[derive(Debug, Clone, Copy)]
@@ -74,14 +65,6 @@ struct Planned {
     pause: Pause,
     spawner: Spawner,
     children: Vec<Arc<Planned>>,
-}
-
-fn pause() -> impl Strategy<Value = Pause> {
-    prop_oneof![
-        3 => Just(Pause::None),
-        2 => (1u8..4).prop_map(Pause::Yields),
-        1 => (0u16..200).prop_map(Pause::Sleep),
-    ]
 }
 
 fn spawned() -> impl Strategy<Value = Spawned> {
@@ -210,17 +193,7 @@ fn spawn_children(children: &[Arc<Planned>], runs: &Runs) -> Vec<fastexec::JoinH
 
 fn run(node: Arc<Planned>, runs: Runs) -> Task {
     Box::pin(async move {
-        match node.pause {
-            Pause::None => {}
-            Pause::Yields(n) => {
-                for _ in 0..n {
-                    fastexec::yield_now().await;
-                }
-            }
-            Pause::Sleep(micros) => {
-                fastexec::time::sleep(Duration::from_micros(micros.into())).await;
-            }
-        }
+        wait_out(node.pause).await;
         let mut output = 1;
         match node.spawner {
             Spawner::Task => {
@@ -300,34 +273,22 @@ fn check(tree: &Node, executor: Option<&'static Executor>) -> Result<(), TestCas
     Ok(())
 }
 
-fn executor(threads: usize) -> &'static Executor {
-    static ONE: OnceLock<Executor> = OnceLock::new();
-    static TWO: OnceLock<Executor> = OnceLock::new();
-    static THREE: OnceLock<Executor> = OnceLock::new();
-    let cell = match threads {
-        1 => &ONE,
-        2 => &TWO,
-        _ => &THREE,
-    };
-    cell.get_or_init(|| support::executor(threads))
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
     #[test]
     fn block_on_waits_for_every_descendant_one_worker(tree in tree()) {
-        check(&tree, Some(executor(1)))?;
+        check(&tree, Some(support::shared_executor(1)))?;
     }
 
     #[test]
     fn block_on_waits_for_every_descendant_two_workers(tree in tree()) {
-        check(&tree, Some(executor(2)))?;
+        check(&tree, Some(support::shared_executor(2)))?;
     }
 
     #[test]
     fn block_on_waits_for_every_descendant_three_workers(tree in tree()) {
-        check(&tree, Some(executor(3)))?;
+        check(&tree, Some(support::shared_executor(3)))?;
     }
 
     #[test]

@@ -20,19 +20,12 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use fastexec::cancel::CancellationToken;
 use fastexec::Executor;
 use proptest::prelude::*;
-
-#[derive(Debug, Clone, Copy)]
-enum Pause {
-    None,
-    Yields(u8),
-    Sleep(u16),
-}
+use support::pause::{pause, wait_out, Pause};
 
 /// What the first phase does to a token once the step of its creation has
 /// come.
@@ -63,14 +56,6 @@ struct Case {
     late: Vec<(usize, Pause)>,
     /// A pause before each waiter listens (cycled over the tokens).
     waits: Vec<Pause>,
-}
-
-fn pause() -> impl Strategy<Value = Pause> {
-    prop_oneof![
-        3 => Just(Pause::None),
-        2 => (1u8..4).prop_map(Pause::Yields),
-        1 => (0u16..200).prop_map(Pause::Sleep),
-    ]
 }
 
 fn act() -> impl Strategy<Value = Act> {
@@ -106,20 +91,6 @@ fn case() -> impl Strategy<Value = Case> {
             },
         )
     })
-}
-
-async fn wait_out(pause: Pause) {
-    match pause {
-        Pause::None => {}
-        Pause::Yields(n) => {
-            for _ in 0..n {
-                fastexec::yield_now().await;
-            }
-        }
-        Pause::Sleep(micros) => {
-            fastexec::time::sleep(Duration::from_micros(micros.into())).await;
-        }
-    }
 }
 
 /// Which tokens the model says are cancelled: cancelled directly, or below
@@ -334,33 +305,21 @@ fn check(case: &Case, executor: &'static Executor) -> Result<(), TestCaseError> 
     Ok(())
 }
 
-fn executor(threads: usize) -> &'static Executor {
-    static ONE: OnceLock<Executor> = OnceLock::new();
-    static TWO: OnceLock<Executor> = OnceLock::new();
-    static THREE: OnceLock<Executor> = OnceLock::new();
-    let cell = match threads {
-        1 => &ONE,
-        2 => &TWO,
-        _ => &THREE,
-    };
-    cell.get_or_init(|| support::executor(threads))
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
     fn token_trees_cancel_exactly_their_descendants_one_worker(case in case()) {
-        check(&case, executor(1))?;
+        check(&case, support::shared_executor(1))?;
     }
 
     #[test]
     fn token_trees_cancel_exactly_their_descendants_two_workers(case in case()) {
-        check(&case, executor(2))?;
+        check(&case, support::shared_executor(2))?;
     }
 
     #[test]
     fn token_trees_cancel_exactly_their_descendants_three_workers(case in case()) {
-        check(&case, executor(3))?;
+        check(&case, support::shared_executor(3))?;
     }
 }

@@ -9,30 +9,11 @@
 
 mod support;
 
-use std::future::pending;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc};
 
 use fastexec::{Executor, Scheduler, Scope};
-use support::{spin_until, with_timeout, DropCounter, TIMEOUT};
-
-/// Spawns a task (holding a drop guard, counting its polls) when dropped.
-struct SpawnOnDrop {
-    drops: DropCounter,
-    polls: Arc<AtomicUsize>,
-}
-
-impl Drop for SpawnOnDrop {
-    fn drop(&mut self) {
-        let (guard, polls) = (self.drops.guard(), self.polls.clone());
-        fastexec::spawn(async move {
-            let _guard = guard;
-            polls.fetch_add(1, SeqCst);
-            pending::<()>().await;
-        })
-        .detach();
-    }
-}
+use support::{spin_until, with_timeout, DropCounter, SpawnOnDrop, TIMEOUT};
 
 #[test]
 fn a_ready_task_s_destructor_spawn_dies_with_the_simple_executor() {

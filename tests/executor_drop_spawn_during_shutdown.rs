@@ -7,29 +7,10 @@
 
 mod support;
 
-use std::future::pending;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 
-use support::{executor, spawn_parked, with_timeout, DropCounter};
-
-/// Spawns a task (holding a drop guard, counting its polls) when dropped.
-struct SpawnOnDrop {
-    drops: DropCounter,
-    polls: Arc<AtomicUsize>,
-}
-
-impl Drop for SpawnOnDrop {
-    fn drop(&mut self) {
-        let (guard, polls) = (self.drops.guard(), self.polls.clone());
-        fastexec::spawn(async move {
-            let _guard = guard;
-            polls.fetch_add(1, SeqCst);
-            pending::<()>().await;
-        })
-        .detach();
-    }
-}
+use support::{executor, spawn_parked, with_timeout, DropCounter, SpawnOnDrop};
 
 #[test]
 fn a_task_spawned_while_shutting_down_is_dropped_with_the_executor() {

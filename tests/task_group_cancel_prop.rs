@@ -36,22 +36,13 @@ mod support;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering::SeqCst};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use fastexec::cancel::CancellationToken;
 use fastexec::{Completion, Executor, JoinHandle, TaskGroup};
 use proptest::prelude::*;
-
-/// What a task waits for first.
-#[derive(Debug, Clone, Copy)]
-enum Pause {
-    None,
-    Yields(u8),
-    /// A timer of this many microseconds: the task parks and a timer wakes it.
-    Sleep(u16),
-}
+use support::pause::{pause, wait_out, Pause};
 
 /// How a parent spawns a child and what it does with the child's handle.
 #[derive(Debug, Clone, Copy)]
@@ -110,14 +101,6 @@ struct Case {
     /// How many of `tasks` are the group's.
     members: usize,
     canceller: Canceller,
-}
-
-fn pause() -> impl Strategy<Value = Pause> {
-    prop_oneof![
-        3 => Just(Pause::None),
-        2 => (1u8..4).prop_map(Pause::Yields),
-        1 => (0u16..200).prop_map(Pause::Sleep),
-    ]
 }
 
 fn spawned() -> impl Strategy<Value = Spawned> {
@@ -306,20 +289,6 @@ fn probe(ctx: &Arc<Ctx>, index: usize) -> Probe {
         ctx: ctx.clone(),
         index,
         body: body(ctx.clone(), index),
-    }
-}
-
-async fn wait_out(pause: Pause) {
-    match pause {
-        Pause::None => {}
-        Pause::Yields(n) => {
-            for _ in 0..n {
-                fastexec::yield_now().await;
-            }
-        }
-        Pause::Sleep(micros) => {
-            fastexec::time::sleep(Duration::from_micros(micros.into())).await;
-        }
     }
 }
 
@@ -626,33 +595,21 @@ fn check(case: &Case, executor: &'static Executor, one_worker: bool) -> Result<(
     Ok(())
 }
 
-fn executor(threads: usize) -> &'static Executor {
-    static ONE: OnceLock<Executor> = OnceLock::new();
-    static TWO: OnceLock<Executor> = OnceLock::new();
-    static THREE: OnceLock<Executor> = OnceLock::new();
-    let cell = match threads {
-        1 => &ONE,
-        2 => &TWO,
-        _ => &THREE,
-    };
-    cell.get_or_init(|| support::executor(threads))
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
     fn cancelled_group_ends_its_members_one_worker(case in case()) {
-        check(&case, executor(1), true)?;
+        check(&case, support::shared_executor(1), true)?;
     }
 
     #[test]
     fn cancelled_group_ends_its_members_two_workers(case in case()) {
-        check(&case, executor(2), false)?;
+        check(&case, support::shared_executor(2), false)?;
     }
 
     #[test]
     fn cancelled_group_ends_its_members_three_workers(case in case()) {
-        check(&case, executor(3), false)?;
+        check(&case, support::shared_executor(3), false)?;
     }
 }

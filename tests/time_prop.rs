@@ -837,34 +837,22 @@ fn simple_executor() -> &'static Executor {
     })
 }
 
-fn executor(threads: usize) -> &'static Executor {
-    static ONE: OnceLock<Executor> = OnceLock::new();
-    static TWO: OnceLock<Executor> = OnceLock::new();
-    static THREE: OnceLock<Executor> = OnceLock::new();
-    let cell = match threads {
-        1 => &ONE,
-        2 => &TWO,
-        _ => &THREE,
-    };
-    cell.get_or_init(|| support::executor(threads))
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn sleeps_complete_never_early_one_worker(plans in sleeps(), wait in wait()) {
-        run_case(plans, wait, Some(executor(1)))?;
+        run_case(plans, wait, Some(support::shared_executor(1)))?;
     }
 
     #[test]
     fn sleeps_complete_never_early_two_workers(plans in sleeps(), wait in wait()) {
-        run_case(plans, wait, Some(executor(2)))?;
+        run_case(plans, wait, Some(support::shared_executor(2)))?;
     }
 
     #[test]
     fn sleeps_complete_never_early_three_workers(plans in sleeps(), wait in wait()) {
-        run_case(plans, wait, Some(executor(3)))?;
+        run_case(plans, wait, Some(support::shared_executor(3)))?;
     }
 
     #[test]
@@ -879,17 +867,17 @@ proptest! {
 
     #[test]
     fn dropped_reset_and_raced_timers_one_worker(plans in timers(), wait in wait()) {
-        run_case(plans, wait, Some(executor(1)))?;
+        run_case(plans, wait, Some(support::shared_executor(1)))?;
     }
 
     #[test]
     fn dropped_reset_and_raced_timers_two_workers(plans in timers(), wait in wait()) {
-        run_case(plans, wait, Some(executor(2)))?;
+        run_case(plans, wait, Some(support::shared_executor(2)))?;
     }
 
     #[test]
     fn dropped_reset_and_raced_timers_three_workers(plans in timers(), wait in wait()) {
-        run_case(plans, wait, Some(executor(3)))?;
+        run_case(plans, wait, Some(support::shared_executor(3)))?;
     }
 
     #[test]
@@ -904,17 +892,17 @@ proptest! {
 
     #[test]
     fn intervals_tick_on_the_grid_one_worker(plans in intervals(), wait in wait()) {
-        run_case(plans, wait, Some(executor(1)))?;
+        run_case(plans, wait, Some(support::shared_executor(1)))?;
     }
 
     #[test]
     fn intervals_tick_on_the_grid_two_workers(plans in intervals(), wait in wait()) {
-        run_case(plans, wait, Some(executor(2)))?;
+        run_case(plans, wait, Some(support::shared_executor(2)))?;
     }
 
     #[test]
     fn intervals_tick_on_the_grid_three_workers(plans in intervals(), wait in wait()) {
-        run_case(plans, wait, Some(executor(3)))?;
+        run_case(plans, wait, Some(support::shared_executor(3)))?;
     }
 
     #[test]

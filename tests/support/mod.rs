@@ -7,10 +7,12 @@
 // Each test binary uses a different subset of these helpers.
 #![allow(dead_code)]
 
+pub mod pause;
+
 use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -63,6 +65,22 @@ pub fn executor(threads: usize) -> Executor {
         .expect("start executor")
 }
 
+/// An executor with `threads` workers (1, 2 or 3; a larger count gets the
+/// 3-worker one), started on first use and kept for the test binary's
+/// life: property tests run hundreds of cases, which should not each start
+/// and join worker threads.
+pub fn shared_executor(threads: usize) -> &'static Executor {
+    static ONE: OnceLock<Executor> = OnceLock::new();
+    static TWO: OnceLock<Executor> = OnceLock::new();
+    static THREE: OnceLock<Executor> = OnceLock::new();
+    let cell = match threads {
+        1 => &ONE,
+        2 => &TWO,
+        _ => &THREE,
+    };
+    cell.get_or_init(|| executor(threads.min(3)))
+}
+
 /// Spawns on `ex` a task that holds `held` and never finishes, and returns
 /// its handle once the task has been polled (so `held` lives in a parked
 /// task, not in one still queued).
@@ -85,6 +103,28 @@ pub fn panic_text(payload: &(dyn Any + Send)) -> String {
         s.clone()
     } else {
         "<non-string panic payload>".to_string()
+    }
+}
+
+/// A value that spawns a task when dropped, as a future's destructor may:
+/// the task holds a guard of `drops` (so its own drop is counted) and
+/// counts its polls in `polls`, then parks for good. Tests of an
+/// executor's drop put one in a task to check that such a spawn dies with
+/// the executor being dropped.
+pub struct SpawnOnDrop {
+    pub drops: DropCounter,
+    pub polls: Arc<AtomicUsize>,
+}
+
+impl Drop for SpawnOnDrop {
+    fn drop(&mut self) {
+        let (guard, polls) = (self.drops.guard(), self.polls.clone());
+        fastexec::spawn(async move {
+            let _guard = guard;
+            polls.fetch_add(1, Ordering::SeqCst);
+            std::future::pending::<()>().await;
+        })
+        .detach();
     }
 }
 
