@@ -55,7 +55,6 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier, Mutex};
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
 
 use fastexec::{Executor, Scheduler};
 use proptest::prelude::*;
@@ -77,10 +76,8 @@ enum Fate {
 /// What a task waits for before it spawns its children.
 #[derive(Debug, Clone, Copy)]
 enum Pause {
-    None,
-    Yields(u8),
-    /// A timer of this many microseconds.
-    Sleep(u16),
+    /// None, yields or a timer (`support::pause`).
+    Plain(support::pause::Pause),
     /// A future that stores its waker where the test holds it, and is
     /// ready once the test made it so.
     Held(Fate),
@@ -132,9 +129,7 @@ fn fate() -> impl Strategy<Value = Fate> {
 
 fn pause() -> impl Strategy<Value = Pause> {
     prop_oneof![
-        3 => Just(Pause::None),
-        2 => (1u8..4).prop_map(Pause::Yields),
-        1 => (0u16..200).prop_map(Pause::Sleep),
+        6 => support::pause::pause().prop_map(Pause::Plain),
         3 => fate().prop_map(Pause::Held),
     ]
 }
@@ -289,15 +284,7 @@ async fn body(record: Arc<Record>, index: usize) -> usize {
     let spec = record.specs[index];
     let _ = record.started.lock().unwrap().send(index);
     match spec.pause {
-        Pause::None => {}
-        Pause::Yields(n) => {
-            for _ in 0..n {
-                fastexec::yield_now().await;
-            }
-        }
-        Pause::Sleep(micros) => {
-            fastexec::time::sleep(Duration::from_micros(micros.into())).await;
-        }
+        Pause::Plain(pause) => support::pause::wait_out(pause).await,
         Pause::Held(_) => {
             poll_fn(|cx| {
                 let mut slot = record.held[index].lock().unwrap();
