@@ -1,39 +1,13 @@
 //! `Notify`: permits, one/all, leaving waiters, and the race of a signal
 //! with the deadline of `notified_until`.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use fastexec::signal::{Notified, Notify};
 
 mod support;
-use support::{block_on_guarded, CountingWake, HANG_GUARD};
-
-/// A waiter polled by hand, with a waker that counts its wakes.
-struct Probe {
-    wake: Arc<CountingWake>,
-    waker: Waker,
-}
-
-impl Probe {
-    fn new() -> Self {
-        let wake = Arc::new(CountingWake::default());
-        let waker = Waker::from(Arc::clone(&wake));
-        Self { wake, waker }
-    }
-
-    fn poll(&self, notified: &mut Notified<'_>) -> Poll<()> {
-        Pin::new(notified).poll(&mut Context::from_waker(&self.waker))
-    }
-
-    fn wakes(&self) -> usize {
-        self.wake.0.load(Ordering::Relaxed)
-    }
-}
+use support::{block_on_guarded, Probe, HANG_GUARD};
 
 /// Whether a fresh wait completes at once, i.e. a permit is stored. A
 /// successful check consumes the permit.
@@ -130,11 +104,7 @@ fn a_dropped_waiter_is_never_woken_and_the_notification_becomes_the_permit() {
     let mut wait = notify.notified();
     assert!(probe.poll(&mut wait).is_pending());
     drop(wait);
-    assert_eq!(
-        Arc::strong_count(&probe.wake),
-        2,
-        "only the probe holds the waker"
-    );
+    assert_eq!(probe.wakers_held(), 0, "only the probe holds the waker");
 
     notify.notify_one();
     assert_eq!(probe.wakes(), 0);

@@ -336,6 +336,46 @@ impl std::task::Wake for CountingWake {
     }
 }
 
+/// A waker of its own for futures polled by hand, counting its wakes.
+pub struct Probe {
+    wake: Arc<CountingWake>,
+    waker: std::task::Waker,
+}
+
+impl Probe {
+    /// A probe not woken yet.
+    pub fn new() -> Self {
+        let wake = Arc::new(CountingWake::default());
+        let waker = std::task::Waker::from(Arc::clone(&wake));
+        Self { wake, waker }
+    }
+
+    /// Polls `future` once with this probe's waker.
+    pub fn poll<F: std::future::Future + Unpin>(
+        &self,
+        future: &mut F,
+    ) -> std::task::Poll<F::Output> {
+        std::pin::Pin::new(future).poll(&mut std::task::Context::from_waker(&self.waker))
+    }
+
+    /// Wakes so far.
+    pub fn wakes(&self) -> usize {
+        self.wake.count()
+    }
+
+    /// Clones of this probe's waker held outside the probe.
+    pub fn wakers_held(&self) -> usize {
+        // The probe holds two references: its counter and its waker.
+        Arc::strong_count(&self.wake) - 2
+    }
+}
+
+impl Default for Probe {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// The id of cell (r, c) of a lattice of tasks.
 pub fn cell(r: usize, c: usize) -> String {
     format!("{r},{c}")
