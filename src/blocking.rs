@@ -11,6 +11,20 @@
 //! Blocking jobs usually have side effects (a file written, a row
 //! committed), and silently dropping them would be the worse surprise.
 //!
+//! # Shutdown protocol
+//!
+//! Under the lock, the first call sets `shutdown` (from then on `submit`
+//! cancels new jobs and no thread starts), wakes the idle threads and takes
+//! every join handle; it joins them outside the lock. A thread leaves its
+//! loop only with an empty queue, so once every thread has left, every job
+//! queued before the flag was set has run. A later or concurrent call finds
+//! no handle to join, so it waits on `exited` until no thread is live and
+//! no call is still joining (`joining`), which both change under the lock
+//! with a `notify_all` after. A call made on one of the pool's own threads
+//! (from inside a job) waits for nothing beyond the handles it took: its
+//! own thread cannot leave while it waits, and two such calls on two pool
+//! threads would each wait for the other.
+//!
 //! The pool uses `std`'s locks directly, not `crate::sync`: it needs timed
 //! waits, which loom does not model, and no loom model runs it.
 
@@ -62,6 +76,9 @@ struct Shared {
     state: Mutex<State>,
     /// Signalled when work arrives or the pool shuts down.
     work_ready: Condvar,
+    /// Signalled when a thread leaves its loop or a shutdown call has
+    /// joined its handles.
+    exited: Condvar,
     max_threads: usize,
     keep_alive: Duration,
     name_prefix: String,
@@ -71,6 +88,8 @@ struct State {
     queue: VecDeque<Runnable>,
     /// Threads started and not yet exited.
     live: usize,
+    /// Shutdown calls joining the handles they took.
+    joining: usize,
     /// Threads waiting for work.
     idle: usize,
     /// Wake-ups sent to idle threads and not yet taken: a push wakes an
@@ -110,6 +129,7 @@ impl BlockingPool {
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
                     live: 0,
+                    joining: 0,
                     idle: 0,
                     wakeups: 0,
                     shutdown: false,
@@ -118,6 +138,7 @@ impl BlockingPool {
                     next_thread_number: 0,
                 }),
                 work_ready: Condvar::new(),
+                exited: Condvar::new(),
                 max_threads,
                 keep_alive,
                 name_prefix: name_prefix.into(),
@@ -185,8 +206,14 @@ impl BlockingPool {
     }
 
     /// Stops accepting jobs, lets the threads run the jobs already queued,
-    /// and joins them. Idempotent. Called from a pool thread (inside a job),
-    /// it joins every thread but the caller's.
+    /// and joins them. Idempotent: a call made while another is under way
+    /// also returns only once the queued jobs have run and every thread
+    /// has been joined.
+    ///
+    /// Called from a pool thread (inside a job), it cannot wait for its own
+    /// thread: it joins every other thread, unless another shutdown call is
+    /// already joining them, in which case it returns at once (the caller's
+    /// thread runs what is still queued after its job returns).
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -208,20 +235,40 @@ impl BlockingPool {
             state.shutdown = true;
             self.shared.work_ready.notify_all();
             let exited = state.last_exited.take();
-            state
+            let handles: Vec<_> = state
                 .threads
                 .drain()
                 .map(|(_, handle)| handle)
                 .chain(exited)
-                .collect()
+                .collect();
+            if !handles.is_empty() {
+                state.joining += 1;
+            }
+            handles
         };
         let caller = thread::current().id();
+        let joined_any = !handles.is_empty();
         for handle in handles {
             if handle.thread().id() != caller {
                 // A job's panic is caught inside the job, so a pool thread
                 // does not panic; nothing to report.
                 let _ = handle.join();
             }
+        }
+        let mut state = self.shared.lock();
+        if joined_any {
+            state.joining -= 1;
+            self.shared.exited.notify_all();
+        }
+        if self.shared.is_current_thread() {
+            return;
+        }
+        while state.live > 0 || state.joining > 0 {
+            state = self
+                .shared
+                .exited
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
         }
     }
 }
@@ -242,7 +289,22 @@ impl fmt::Debug for BlockingPool {
     }
 }
 
+thread_local! {
+    /// On a pool thread, the [`Shared::id`] of its pool; 0 elsewhere.
+    static POOL_OF_THIS_THREAD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 impl Shared {
+    /// Tells this pool apart from others while it lives (its address).
+    fn id(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    /// Whether the calling thread is one of this pool's threads.
+    fn is_current_thread(&self) -> bool {
+        POOL_OF_THIS_THREAD.with(|pool| pool.get() == self.id())
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // Jobs run outside the lock and never panic inside it: the state is
         // consistent even if a lock holder panicked.
@@ -296,6 +358,7 @@ impl Shared {
     /// The body of a pool thread: run jobs until shutdown, or until idle for
     /// `keep_alive`.
     fn run_thread(&self, number: usize) {
+        POOL_OF_THIS_THREAD.with(|pool| pool.set(self.id()));
         let mut state = self.lock();
         loop {
             if let Some(runnable) = state.queue.pop_front() {
@@ -314,6 +377,7 @@ impl Shared {
             }
         }
         state.live -= 1;
+        self.exited.notify_all();
         let own_handle = state.threads.remove(&number);
         let previous = std::mem::replace(&mut state.last_exited, own_handle);
         drop(state);

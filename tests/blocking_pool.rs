@@ -242,3 +242,51 @@ fn queued_jobs_start_in_submission_order() {
     let order: Vec<usize> = started.iter().collect();
     assert_eq!(order, (0..JOBS).collect::<Vec<_>>());
 }
+
+/// A second `shutdown` called while the first is joining the threads
+/// returns only once the queued jobs have run and no thread is left, as
+/// the first does: a caller cannot tell which of two racing calls came
+/// first. (It used to return at once, finding nothing left to join.)
+#[test]
+fn a_concurrent_shutdown_also_waits_for_the_queued_jobs() {
+    const QUEUED: usize = 5;
+    let pool = Arc::new(BlockingPool::new(1, Duration::from_secs(10), "twice"));
+    // The held job waits for the second shutdown to return, or gives up
+    // after a while: the second call returning first is the bug, and its
+    // check below then sees the held job still running.
+    let (second_returned, held) = mpsc::channel::<()>();
+    drop(pool.spawn(move || held.recv_timeout(Duration::from_millis(200))));
+    let ran = Arc::new(AtomicUsize::new(0));
+    for _ in 0..QUEUED {
+        let ran = Arc::clone(&ran);
+        drop(pool.spawn(move || ran.fetch_add(1, Ordering::SeqCst)));
+    }
+    let first = std::thread::spawn({
+        let pool = Arc::clone(&pool);
+        move || pool.shutdown()
+    });
+    // A job submitted once the first shutdown has begun is cancelled at
+    // once; before that it is queued (and runs: the check does not count).
+    wait_until("the first shutdown began", || {
+        matches!(
+            futures::FutureExt::now_or_never(pool.spawn(|| 0)),
+            Some(Err(BlockingError::Cancelled))
+        )
+    });
+    let second = std::thread::spawn({
+        let (pool, ran) = (Arc::clone(&pool), Arc::clone(&ran));
+        move || {
+            pool.shutdown();
+            let seen = (pool.live_threads(), ran.load(Ordering::SeqCst));
+            let _ = second_returned.send(());
+            seen
+        }
+    });
+    let (live, queued_ran) = second.join().unwrap();
+    first.join().unwrap();
+    assert_eq!(live, 0, "the second shutdown returned with a thread left");
+    assert_eq!(
+        queued_ran, QUEUED,
+        "the second shutdown returned before the queued jobs ran"
+    );
+}
