@@ -3,9 +3,11 @@
 //! finished, however the tasks were spawned (one by one, in batches, as
 //! completions, from a blocking job), whatever happened to their handles
 //! (awaited, dropped, detached), and however long each waited first
-//! (not at all, yields, a timer). Every task runs exactly once, and an
-//! awaited handle gives its task's output. A `TaskGroup`'s `wait` inside
-//! the tree keeps the same promise for the tasks spawned under it.
+//! (not at all, yields, a timer), and from where they were spawned (the
+//! task, a blocking job, a plain thread through the task's `Scope`). Every
+//! task runs exactly once, and an awaited handle gives its task's output. A
+//! `TaskGroup`'s `wait` inside the tree keeps the same promise for the
+//! tasks spawned under it.
 
 mod support;
 
@@ -46,6 +48,11 @@ enum Spawner {
     /// A member of a new `TaskGroup` the task spawns; the task then waits
     /// for the group, and checks that the whole subtree has finished.
     Group,
+    /// A plain thread, in no group, given the task's `Scope`: it spawns
+    /// the children through it and sends the handles back (batches and
+    /// completions are single spawns there); the task awaits the
+    /// `Awaited` ones.
+    Scope,
 }
 
 #[derive(Debug, Clone)]
@@ -83,6 +90,7 @@ fn spawner() -> impl Strategy<Value = Spawner> {
         6 => Just(Spawner::Task),
         1 => Just(Spawner::Blocking),
         1 => Just(Spawner::Group),
+        1 => Just(Spawner::Scope),
     ]
 }
 
@@ -191,6 +199,25 @@ fn spawn_children(children: &[Arc<Planned>], runs: &Runs) -> Vec<fastexec::JoinH
     awaited
 }
 
+/// Spawns `children` through `scope`, as a thread outside the executor
+/// would, and returns the handles to await.
+fn spawn_through(
+    scope: &fastexec::Scope,
+    children: &[Arc<Planned>],
+    runs: &Runs,
+) -> Vec<fastexec::JoinHandle<usize>> {
+    let mut awaited = Vec::new();
+    for child in children {
+        let handle = scope.spawn(run(child.clone(), runs.clone()));
+        match child.spawned {
+            Spawned::Awaited => awaited.push(handle),
+            Spawned::Detached | Spawned::DetachedBatch => handle.detach(),
+            Spawned::Dropped | Spawned::Batch | Spawned::Completion => drop(handle),
+        }
+    }
+    awaited
+}
+
 fn run(node: Arc<Planned>, runs: Runs) -> Task {
     Box::pin(async move {
         wait_out(node.pause).await;
@@ -222,6 +249,17 @@ fn run(node: Arc<Planned>, runs: Runs) -> Task {
                 let early = runs.unfinished(node.index + 1..=node.last);
                 runs.early_group_waits.lock().unwrap().extend(early);
                 output += member.await.expect("the group's member succeeds");
+            }
+            Spawner::Scope => {
+                let scope = fastexec::Scope::current();
+                let (children, relay_runs) = (node.clone(), runs.clone());
+                let (send, handles) = futures::channel::oneshot::channel();
+                std::thread::spawn(move || {
+                    let _ = send.send(spawn_through(&scope, &children.children, &relay_runs));
+                });
+                for handle in handles.await.expect("the relay thread sends the handles") {
+                    output += handle.await.expect("an awaited child succeeds");
+                }
             }
         }
         runs.runs[node.index].fetch_add(1, Ordering::Relaxed);
