@@ -10,17 +10,33 @@
 //!    what is left in its own ring (see [`worker`](crate::worker));
 //! 3. closes the registry of parked tasks and wakes every task in it; the
 //!    wakes push their runnables into the injector;
-//! 4. drains the injector and the overflow queue, dropping each runnable (and
-//!    so its future) until they stay empty, then closes them, so a waker
-//!    fired later by some other thread drops its task on the spot instead of
-//!    queueing it.
+//! 4. drains the injector, the overflow queue and the priority queues,
+//!    dropping each runnable (and so its future), until they are empty
+//!    **and** every task the registry held at step 3 has had its future
+//!    dropped; then closes them, so a waker fired later by some other
+//!    thread drops its task on the spot instead of queueing it.
+//!
+//! The wait in step 4 is for wakes from other threads already under way
+//! at step 3: async-task marks a task scheduled before it calls the
+//! schedule function, so step 3's wake of such a task does nothing, and
+//! its runnable reaches the injector (or, under the simple scheduler, is
+//! dropped by the waking thread) a moment later. The registry counts, from
+//! its closing on, the registered futures not yet dropped (each drop
+//! deregisters once); the drain goes on, yielding the thread between
+//! rounds, until that count is zero. Nothing else can hold such a task:
+//! the workers are joined (their rings drained on exit), nothing polls
+//! it, and a task registers only when a poll returns `Pending`. The one
+//! exception is a drop run from one of the executor's own tasks, whose
+//! worker is not joined: it does not wait (its own future is alive, and its
+//! worker's ring is drained when the worker exits).
 //!
 //! Steps 3 and 4 run with the executor as the dropping thread's current
 //! one, so a task spawned by a destructor they run (a future's guard that
 //! spawns its clean-up, say) joins this executor and is dropped with it,
 //! unpolled, instead of going to the global executor.
 //!
-//! After that no future of this executor is alive, whoever holds its wakers.
+//! After that no future of this executor is alive, whoever holds its wakers
+//! (unless the drop ran on one of its own workers, as above).
 //! Last, the timer queue is closed and the timers still in it (of timer
 //! futures that live on elsewhere, e.g. a `Sleep` first polled under this
 //! executor and moved out) are woken; each registers again, on its next
@@ -456,12 +472,24 @@ impl Shared {
         }
     }
 
-    /// Step 3 and 4 of the shutdown sequence (module docs).
-    fn drop_remaining_tasks(&self) {
+    /// Step 3 and 4 of the shutdown sequence (module docs). With
+    /// `await_wakes`, also waits for wakes from other threads that were
+    /// under way (see the module docs).
+    fn drop_remaining_tasks(&self, await_wakes: bool) {
         for waker in self.registry.close() {
             waker.wake();
         }
-        self.drain_queues();
+        loop {
+            self.drain_queues();
+            self.ext.drain_queued();
+            if !await_wakes || self.registry.outstanding() == 0 {
+                break;
+            }
+            // A parked task whose wake from another thread had begun when
+            // `close` woke it: it reaches a queue (or is dropped by the
+            // waking thread) within that thread's next few instructions.
+            thread::yield_now();
+        }
         self.injector.close();
         self.overflow.close();
         self.drain_queues();
@@ -618,7 +646,8 @@ impl Shared {
 /// choose the number of threads or to shut it down deterministically.
 ///
 /// Dropping an `Executor` stops and joins its threads and drops the future of
-/// every unfinished task, including tasks parked on wakers held elsewhere.
+/// every unfinished task before it returns, including tasks parked on wakers
+/// held elsewhere and tasks that another thread is waking at that moment.
 ///
 /// ```
 /// let executor = fastexec::Executor::builder().threads(2).build().unwrap();
@@ -812,9 +841,13 @@ impl Drop for Executor {
             // closed queues drop it), not the global one, where it would
             // outlive its executor. (On one of our own workers the spawn
             // already goes to that worker's ring, which it drains on exit.)
-            let _executor = (!context::is_worker_of(self.shared.id))
-                .then(|| context::enter_executor(self.shared.clone()));
-            self.shared.drop_remaining_tasks();
+            let on_own_worker = context::is_worker_of(self.shared.id);
+            let _executor = (!on_own_worker).then(|| context::enter_executor(self.shared.clone()));
+            // On one of its own workers, that worker's tasks are still in
+            // its ring (it drains them on exit) and the task running this
+            // drop is alive: waiting for every parked task would wait for
+            // ourselves.
+            self.shared.drop_remaining_tasks(!on_own_worker);
         }
         // From here on, a wake from another thread drops its task at once.
         drop(live::remove(self.shared.id));

@@ -91,6 +91,16 @@ impl Extensions {
         }
     }
 
+    /// Shutdown, after the workers are joined: drop what is queued here
+    /// now, leaving the queues open (a wake under way on another thread
+    /// may still queue a task, which the next call drops).
+    pub(crate) fn drain_queued(&self) {
+        self.priority.drain();
+        if let Some(simple) = &self.simple {
+            simple.shut_down();
+        }
+    }
+
     /// Shutdown, after the workers are joined: drop what is queued here.
     pub(crate) fn drop_remaining_tasks(&self) {
         self.priority.close_and_drain();

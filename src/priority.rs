@@ -152,6 +152,14 @@ impl PriorityQueues {
         self.high_queued.0.load(Relaxed)
     }
 
+    /// Drops every queued task, leaving the queues open (executor
+    /// shutdown, while wakes from other threads may still arrive).
+    pub(crate) fn drain(&self) {
+        for queue in [&self.high, &self.low] {
+            while self.pop_from(queue).is_some() {}
+        }
+    }
+
     /// Drops every queued task and refuses new ones (executor shutdown).
     /// Dropping a task may wake another into either queue: each queue is
     /// drained, closed (later pushes drop their task), and drained again.

@@ -40,6 +40,9 @@ struct Padded<T>(T);
 struct Shard {
     closed: bool,
     wakers: Pages<Waker>,
+    /// After [`Registry::close`]: the tasks that were registered then and
+    /// whose futures have not been dropped yet (each drop deregisters once).
+    outstanding: usize,
 }
 
 /// Sharded registry of parked tasks' wakers.
@@ -54,6 +57,7 @@ impl Registry {
                 Padded(Mutex::new(Shard {
                     closed: false,
                     wakers: Pages::new(),
+                    outstanding: 0,
                 }))
             })
             .collect();
@@ -75,6 +79,8 @@ impl Registry {
         let waker = {
             let mut shard = lock(&self.shards[shard].0);
             if shard.closed {
+                // Its waker was taken by `close`: only count the drop.
+                shard.outstanding -= 1;
                 return;
             }
             shard.wakers.remove(key)
@@ -83,15 +89,24 @@ impl Registry {
         drop(waker);
     }
 
-    /// Closes every shard and returns all registered wakers.
+    /// Closes every shard and returns all registered wakers; from then on
+    /// [`outstanding`](Self::outstanding) counts the futures of those tasks
+    /// not dropped yet.
     pub(crate) fn close(&self) -> Vec<Waker> {
         let mut all = Vec::new();
         for shard in self.shards.iter() {
             let mut shard = lock(&shard.0);
             shard.closed = true;
+            shard.outstanding = shard.wakers.len();
             shard.wakers.drain_into(&mut all);
         }
         all
+    }
+
+    /// After [`close`](Self::close): how many of the tasks registered then
+    /// still have their futures.
+    pub(crate) fn outstanding(&self) -> usize {
+        self.shards.iter().map(|s| lock(&s.0).outstanding).sum()
     }
 
     /// Parked tasks currently registered.

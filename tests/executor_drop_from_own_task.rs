@@ -1,0 +1,75 @@
+//! Dropping an executor from one of its own tasks, under either scheduler,
+//! while that task and others are parked (registered) and others queued:
+//! the drop returns (it must not wait for the futures of the task that runs
+//! it), and every other task's future is dropped.
+
+mod support;
+
+use std::future::pending;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+use fastexec::{Executor, Scheduler};
+use support::{DropCounter, Gate};
+
+fn build(scheduler: Scheduler, threads: usize) -> Executor {
+    Executor::builder()
+        .threads(threads)
+        .scheduler(scheduler)
+        .build()
+        .unwrap()
+}
+
+fn drop_from_own_task(scheduler: Scheduler, threads: usize) {
+    let executor = build(scheduler, threads);
+    let counter = DropCounter::new();
+    // Parked forever, so registered with the executor.
+    for _ in 0..8 {
+        let guard = counter.guard();
+        executor
+            .spawn(async move {
+                let _guard = guard;
+                pending::<()>().await;
+            })
+            .detach();
+    }
+    let slot = Arc::new(Mutex::new(None::<Executor>));
+    let (done, dropped) = mpsc::channel();
+    let (in_task, placed) = (Arc::clone(&slot), Gate::new());
+    let go = placed.clone();
+    executor
+        .spawn(async move {
+            // Parks until the executor is in the slot, so that this task is
+            // registered too.
+            go.wait().await;
+            let executor = in_task.lock().unwrap().take().expect("placed");
+            drop(executor);
+            done.send(()).unwrap();
+        })
+        .detach();
+    *slot.lock().unwrap() = Some(executor);
+    placed.open();
+    dropped
+        .recv_timeout(support::TIMEOUT)
+        .expect("the drop from the executor's own task returned");
+    assert_eq!(
+        counter.wait_for(8),
+        8,
+        "the parked tasks' futures were dropped"
+    );
+}
+
+#[test]
+fn work_stealing_one_worker() {
+    support::within(60, || drop_from_own_task(Scheduler::WorkStealing, 1));
+}
+
+#[test]
+fn work_stealing_two_workers() {
+    support::within(60, || drop_from_own_task(Scheduler::WorkStealing, 2));
+}
+
+#[test]
+fn simple_scheduler() {
+    support::within(60, || drop_from_own_task(Scheduler::Simple, 1));
+}
