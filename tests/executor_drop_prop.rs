@@ -49,6 +49,7 @@
 
 mod support;
 
+use std::collections::HashMap;
 use std::future::{pending, poll_fn, Future};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -56,6 +57,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Barrier, Mutex};
 use std::task::{Context, Poll, Waker};
 
+use fastexec::task::TaskId;
 use fastexec::{Executor, Scheduler};
 use proptest::prelude::*;
 
@@ -369,14 +371,46 @@ enum Flavour {
     Simple(u64),
 }
 
-fn build(flavour: Flavour) -> Executor {
-    match flavour {
-        Flavour::Workers(threads) => support::executor(threads),
-        Flavour::Simple(seed) => Executor::builder()
-            .scheduler(Scheduler::Simple)
-            .seed(seed)
-            .build()
-            .expect("start executor"),
+fn build(flavour: Flavour, hooks: Option<&Arc<HookCalls>>) -> Executor {
+    let builder = match flavour {
+        Flavour::Workers(threads) => Executor::builder().threads(threads),
+        Flavour::Simple(seed) => Executor::builder().scheduler(Scheduler::Simple).seed(seed),
+    };
+    let builder = match hooks {
+        Some(calls) => {
+            let (spawned, finished) = (Arc::clone(calls), Arc::clone(calls));
+            builder
+                .on_task_spawn(move |meta| spawned.count(&spawned.spawned, meta.id()))
+                .on_task_finish(move |meta| finished.count(&finished.finished, meta.id()))
+        }
+        None => builder,
+    };
+    builder.build().expect("start executor")
+}
+
+/// Calls of the task hooks, per task id: each must run exactly once per
+/// task, and by the time the drop returns ("the finish hook runs on the
+/// thread that drops the task's future").
+#[derive(Default)]
+struct HookCalls {
+    spawned: Mutex<HashMap<TaskId, u32>>,
+    finished: Mutex<HashMap<TaskId, u32>>,
+}
+
+impl HookCalls {
+    fn count(&self, calls: &Mutex<HashMap<TaskId, u32>>, id: TaskId) {
+        *calls.lock().unwrap().entry(id).or_default() += 1;
+    }
+
+    /// Ids called more than once, or finished without a spawn call or
+    /// spawned without a finish call.
+    fn mismatches(&self) -> Vec<TaskId> {
+        let (spawned, finished) = (self.spawned.lock().unwrap(), self.finished.lock().unwrap());
+        let mut ids: Vec<TaskId> = spawned.keys().chain(finished.keys()).copied().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.retain(|id| spawned.get(id) != Some(&1) || finished.get(id) != Some(&1));
+        ids
     }
 }
 
@@ -386,6 +420,10 @@ type Outcome = Result<usize, bool>;
 
 /// Everything the case observed, checked on the test's own thread.
 struct Observed {
+    /// With task hooks: the ids whose hooks did not each run exactly once
+    /// by the drop's return, and how many tasks the spawn hook saw.
+    hook_mismatches: Option<Vec<TaskId>>,
+    hooked_tasks: Option<usize>,
     created: Vec<u32>,
     /// Drops counted when the executor's drop returned.
     dropped_at_return: Vec<u32>,
@@ -405,7 +443,13 @@ struct Observed {
     completions: Vec<(usize, u32, Option<Outcome>, Outcome)>,
 }
 
-fn run_case(specs: Vec<Spec>, flavour: Flavour, drop_after: usize, race: bool) -> Observed {
+fn run_case(
+    specs: Vec<Spec>,
+    flavour: Flavour,
+    drop_after: usize,
+    race: bool,
+    hooks: Option<Arc<HookCalls>>,
+) -> Observed {
     let n = specs.len();
     let mut children = vec![Vec::new(); n];
     for (i, spec) in specs.iter().enumerate() {
@@ -447,7 +491,7 @@ fn run_case(specs: Vec<Spec>, flavour: Flavour, drop_after: usize, race: bool) -
     };
     let unwoken = with_fate(|f| matches!(f, Fate::Dropped));
 
-    let executor = build(flavour);
+    let executor = build(flavour, hooks.as_ref());
     let mut kept = Vec::new();
     for i in (0..n).filter(|&i| record.specs[i].parent.is_none()) {
         let future = task(&record, i);
@@ -493,6 +537,10 @@ fn run_case(specs: Vec<Spec>, flavour: Flavour, drop_after: usize, race: bool) -
     start.wait();
     drop(executor);
     record.executor_dropped.store(true, Ordering::SeqCst);
+    let hook_mismatches = hooks.as_ref().map(|calls| calls.mismatches());
+    let hooked_tasks = hooks
+        .as_ref()
+        .map(|calls| calls.spawned.lock().unwrap().len());
     let dropped_at_return = Record::counts(&record.dropped);
     let finished = Record::counts(&record.finished);
     let jobs_submitted = Record::counts(&record.jobs_submitted);
@@ -551,6 +599,8 @@ fn run_case(specs: Vec<Spec>, flavour: Flavour, drop_after: usize, race: bool) -
         }
     }
     Observed {
+        hook_mismatches,
+        hooked_tasks,
         created,
         dropped_at_return,
         dropped,
@@ -569,9 +619,27 @@ fn check(
     flavour: Flavour,
     drop_after: usize,
     race: bool,
+    hooks: bool,
 ) -> Result<(), TestCaseError> {
-    let seen = support::with_timeout(move || run_case(specs, flavour, drop_after, race));
+    let hooks = hooks.then(Arc::default);
+    let seen = support::with_timeout(move || run_case(specs, flavour, drop_after, race, hooks));
     let n = seen.finished.len();
+    if let Some(mismatches) = &seen.hook_mismatches {
+        prop_assert!(
+            mismatches.is_empty(),
+            "tasks {:?}: spawn and finish hooks not each run once by the drop's return",
+            mismatches
+        );
+    }
+    if let Some(hooked) = seen.hooked_tasks {
+        let created: u32 = seen.created.iter().sum();
+        prop_assert!(
+            hooked >= created as usize,
+            "the spawn hook saw {} tasks, {} futures were spawned",
+            hooked,
+            created
+        );
+    }
     // A wake from another thread (the test's racing thread, or a blocking
     // pool thread whose job an awaiting task waits for) may be under way
     // when the drop wakes that task's waker: async-task marks the task
@@ -641,22 +709,22 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     #[test]
-    fn drop_one_worker(specs in forest(), drop_after in drop_after(), race in prop::bool::weighted(0.3)) {
-        check(specs, Flavour::Workers(1), drop_after, race)?;
+    fn drop_one_worker(specs in forest(), drop_after in drop_after(), race in prop::bool::weighted(0.3), hooks in any::<bool>()) {
+        check(specs, Flavour::Workers(1), drop_after, race, hooks)?;
     }
 
     #[test]
-    fn drop_two_workers(specs in forest(), drop_after in drop_after(), race in prop::bool::weighted(0.3)) {
-        check(specs, Flavour::Workers(2), drop_after, race)?;
+    fn drop_two_workers(specs in forest(), drop_after in drop_after(), race in prop::bool::weighted(0.3), hooks in any::<bool>()) {
+        check(specs, Flavour::Workers(2), drop_after, race, hooks)?;
     }
 
     #[test]
-    fn drop_three_workers(specs in forest(), drop_after in drop_after(), race in prop::bool::weighted(0.3)) {
-        check(specs, Flavour::Workers(3), drop_after, race)?;
+    fn drop_three_workers(specs in forest(), drop_after in drop_after(), race in prop::bool::weighted(0.3), hooks in any::<bool>()) {
+        check(specs, Flavour::Workers(3), drop_after, race, hooks)?;
     }
 
     #[test]
-    fn drop_simple_scheduler(specs in forest(), drop_after in drop_after(), race in prop::bool::weighted(0.3), seed in any::<u64>()) {
-        check(specs, Flavour::Simple(seed), drop_after, race)?;
+    fn drop_simple_scheduler(specs in forest(), drop_after in drop_after(), race in prop::bool::weighted(0.3), seed in any::<u64>(), hooks in any::<bool>()) {
+        check(specs, Flavour::Simple(seed), drop_after, race, hooks)?;
     }
 }
