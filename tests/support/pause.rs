@@ -8,7 +8,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 /// A task's wait.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pause {
     None,
     Yields(u8),
