@@ -306,8 +306,10 @@ pub(crate) fn is_unit<T>() -> bool {
 /// The ready tasks. Until some task has a priority other than 0, a budget
 /// is set or a task is paused, every ready task has the same effective
 /// priority at any instant (aging adds the same to all, and more to the
-/// older), so the ranked order is the ready order: a FIFO gives it for a
-/// push and a pop, with no id to copy; it keeps each node's ready time
+/// older), so the ranked order is the ready order, but for tasks made
+/// ready at the same instant: the ranked set puts those by id, the FIFO in
+/// the order they were pushed (insertion order, as the module docs say).
+/// A FIFO gives that order for a push and a pop, with no id to copy; it keeps each node's ready time
 /// (moved to the node when the queue becomes ranked), so that making a node
 /// ready writes nothing to the node but its state. Nodes cancelled while
 /// queued stay in the FIFO and are skipped when popped. After that the

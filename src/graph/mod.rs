@@ -81,7 +81,12 @@
 //!   [`SchedulerConfig::with_aging`]): the highest
 //!   `priority + floor(wait / interval) * boost` goes first, ties to the
 //!   task ready first, then the smaller id, so a low-priority task is not
-//!   starved by a stream of higher ones.
+//!   starved by a stream of higher ones. While every task is at priority 0
+//!   and no budget is set or task paused, the ready queue is a plain FIFO
+//!   (the fast path): tasks start in the order they became ready, and
+//!   tasks that became ready at once (the members of a batch, or the
+//!   dependents one completion releases) in the order they were added,
+//!   not by id.
 //! * **Budgets** ([`Task::demand`], [`Demand`]): CPU slots are a hard cap
 //!   (a task demanding more than the cap is refused when added,
 //!   [`GraphError::ExceedsCap`], naming the task and the resource); RAM and

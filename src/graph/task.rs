@@ -343,7 +343,10 @@ impl<T> Task<T> {
     /// ready tasks the highest effective priority is dispatched first:
     /// `base + floor(wait / aging_interval) * aging_boost` (see
     /// [`SchedulerConfig`](super::SchedulerConfig)), ties broken by the
-    /// earlier ready time, then the id.
+    /// earlier ready time, then the id. (While every task is at priority 0
+    /// with no budget or pause, ties of the same instant go in the order
+    /// the tasks were added instead: see "Scheduling policies" in the
+    /// [module docs](super).)
     ///
     /// ```
     /// use fastexec::graph::{Graph, SchedulerConfig, Task};
