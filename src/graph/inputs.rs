@@ -212,11 +212,17 @@ impl<T: Send + Sync + 'static> Inputs<T> {
     /// ```
     pub async fn checkpoint(&self) -> Result<(), Cancelled> {
         // One lock when no pause was ever requested for this task. A
-        // requested pause is taken, and recorded in the run, under it.
-        let control = self.run.shared.lock().checkpoint(self.node);
-        match control {
-            Some(control) => control.checkpoint().await,
-            None => Ok(()),
+        // requested pause is taken, and recorded in the run, under it; one
+        // requested after that check (before the wait) goes round again,
+        // to be recorded too, rather than pause the body unrecorded.
+        loop {
+            let control = self.run.shared.lock().checkpoint(self.node);
+            let Some(control) = control else {
+                return Ok(());
+            };
+            if control.wait_while_paused().await? {
+                return Ok(());
+            }
         }
     }
 

@@ -295,6 +295,31 @@ impl PauseControl {
         }
     }
 
+    /// What a graph task's checkpoint ([`Inputs::checkpoint`]) waits on,
+    /// once the run has taken (and recorded) any pause requested until
+    /// then: waits while paused, and returns `Ok(true)` once running,
+    /// `Ok(false)` if a pause is requested (it came after the run's check:
+    /// the caller takes it under the run's lock, so that the run records
+    /// the task paused, and waits again). Unlike
+    /// [`checkpoint`](Self::checkpoint), it never pauses by itself, which
+    /// would leave the run's state of the task `Running`.
+    ///
+    /// [`Inputs::checkpoint`]: crate::graph::Inputs::checkpoint
+    pub(crate) async fn wait_while_paused(&self) -> Result<bool, Cancelled> {
+        loop {
+            let listener = {
+                let switch = self.switch();
+                match switch.phase {
+                    Phase::Running => return Ok(true),
+                    Phase::Requested => return Ok(false),
+                    Phase::Cancelled => return Err(Cancelled),
+                    Phase::Paused => self.inner.changed.listen(),
+                }
+            };
+            listener.await;
+        }
+    }
+
     /// For the requester, after [`request_pause`](Self::request_pause):
     /// resolves `Ok` once the body is paused at a checkpoint. If none comes
     /// within `timeout`, cancels the task and returns
