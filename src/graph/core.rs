@@ -309,11 +309,12 @@ pub(crate) fn is_unit<T>() -> bool {
 /// older), so the ranked order is the ready order, but for tasks made
 /// ready at the same instant: the ranked set puts those by id, the FIFO in
 /// the order they were pushed (insertion order, as the module docs say).
-/// A FIFO gives that order for a push and a pop, with no id to copy; it keeps each node's ready time
-/// (moved to the node when the queue becomes ranked), so that making a node
-/// ready writes nothing to the node but its state. Nodes cancelled while
-/// queued stay in the FIFO and are skipped when popped. After that the
-/// policy's [`ReadySet`] ranks them (priorities with aging, within the budget).
+/// A FIFO gives that order for a push and a pop, with no id to copy; it
+/// keeps each node's ready time (moved to the node when the queue becomes
+/// ranked), so that making a node ready writes nothing to the node but its
+/// state. Nodes cancelled while queued stay in the FIFO and are skipped
+/// when popped. After that the policy's [`ReadySet`] ranks them
+/// (priorities with aging, within the budget).
 enum Ready {
     Fifo(VecDeque<(u32, Instant)>),
     Ranked(ReadySet),
