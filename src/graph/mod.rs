@@ -15,7 +15,9 @@
 //! unmet dependencies (O(out-degree), no scanning, no future per edge). A
 //! task that fails (after its retries) makes its dependents, transitively,
 //! upstream-failed while independent branches go on, or with
-//! [`Graph::fail_fast`] cancels everything else.
+//! [`Graph::fail_fast`] cancels everything else. A task with one failed and
+//! one cancelled dependency ends upstream-failed or cancelled, whichever
+//! reaches it first.
 //!
 //! The [`Report`] tells every task's state, attempts, times and error, and
 //! the critical path; it prints as a table, exports DOT and a Chrome trace.
@@ -92,7 +94,10 @@
 //!   [`GraphError::ExceedsCap`], naming the task and the resource); RAM and
 //!   VRAM are soft caps that one bigger task may exceed while no running
 //!   task holds any of that resource; named custom resources are either.
-//!   A task holds its demand until it ends, however it ends.
+//!   A task holds its demand until it ends, however it ends; a cancelled
+//!   task ends, and gives its demand back, when it is cancelled, even if
+//!   its body runs on a little (an async one up to its next suspension
+//!   point, a sync one to its return).
 //! * **Pause, resume, cancel** ([`RunHandle::pause`]): a pending or ready
 //!   task pauses at once, a running one at its next
 //!   [`Inputs::checkpoint`], or is cancelled if none comes within the

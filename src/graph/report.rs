@@ -74,7 +74,10 @@ pub struct TaskRecord<T> {
     pub deps: Vec<TaskId>,
     /// Its state when the report was taken.
     pub state: TaskState,
-    /// How many attempts started.
+    /// How many attempts started. An attempt starts when a runner takes
+    /// it, a little before the body is called (see
+    /// [`RunHandle::cancel`](super::RunHandle::cancel)), so a task cancelled
+    /// in between counts an attempt whose body never ran.
     pub attempts: u32,
     /// When its first attempt started.
     pub start: Option<Duration>,
