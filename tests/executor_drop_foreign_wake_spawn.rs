@@ -14,17 +14,13 @@ mod support;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc};
 
-use fastexec::{Executor, Scheduler, Scope};
+use fastexec::Scope;
 use support::{spin_until, with_timeout, DropCounter, SpawnOnDrop, TIMEOUT};
 
 #[test]
 fn a_task_woken_by_a_blocking_thread_during_the_drop_spawns_into_the_dying_executor() {
     with_timeout(|| {
-        let ex = Executor::builder()
-            .scheduler(Scheduler::Simple)
-            .seed(1)
-            .build()
-            .expect("start executor");
+        let ex = support::simple_executor(1);
         let scope = ex.block_on(async { Scope::current() });
         let (drops, polls) = (DropCounter::new(), Arc::new(AtomicUsize::new(0)));
         let spawner = SpawnOnDrop {

@@ -12,17 +12,13 @@ mod support;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc};
 
-use fastexec::{Executor, Scheduler, Scope};
+use fastexec::Scope;
 use support::{spin_until, with_timeout, DropCounter, SpawnOnDrop, TIMEOUT};
 
 #[test]
 fn a_ready_task_s_destructor_spawn_dies_with_the_simple_executor() {
     with_timeout(|| {
-        let ex = Executor::builder()
-            .scheduler(Scheduler::Simple)
-            .seed(1)
-            .build()
-            .expect("start executor");
+        let ex = support::simple_executor(1);
         let scope = ex.block_on(async { Scope::current() });
         // Occupies the only worker thread until the drop has begun, so the
         // next task is still ready (never run) when the drop starts.

@@ -10,7 +10,7 @@ use std::future::pending;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::mpsc;
 
-use fastexec::{task, Executor, Priority, Scheduler};
+use fastexec::{task, Executor, Priority};
 use support::{counter, get, with_timeout, DropCounter, TIMEOUT};
 
 const PER_PRIORITY: usize = 100;
@@ -81,15 +81,7 @@ fn drop_with_priority_tasks_queued_and_parked() {
 
 #[test]
 fn drop_with_simple_scheduler_tasks_ready_and_parked() {
-    with_timeout(|| {
-        drop_from_blocked_worker_drops_everything(
-            Executor::builder()
-                .scheduler(Scheduler::Simple)
-                .seed(11)
-                .build()
-                .unwrap(),
-        )
-    })
+    with_timeout(|| drop_from_blocked_worker_drops_everything(support::simple_executor(11)))
 }
 
 /// A task whose first `Pending` happens on a `block_on` thread of the simple
@@ -102,11 +94,7 @@ where
     P: std::future::Future + Send + 'static,
 {
     with_timeout(move || {
-        let ex = Executor::builder()
-            .scheduler(Scheduler::Simple)
-            .seed(5)
-            .build()
-            .unwrap();
+        let ex = support::simple_executor(5);
         let drops = DropCounter::new();
         let (started_tx, started_rx) = futures::channel::oneshot::channel();
         let guard = drops.guard();

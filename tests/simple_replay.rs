@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use fastexec::{task, Executor, Priority, Scheduler};
+use fastexec::{task, Priority};
 use support::{with_timeout, TIMEOUT};
 
 const TASKS: usize = 50;
@@ -34,18 +34,10 @@ fn node(i: usize, order: Order) -> Pin<Box<dyn Future<Output = ()> + Send>> {
     })
 }
 
-fn simple(seed: u64) -> Executor {
-    Executor::builder()
-        .scheduler(Scheduler::Simple)
-        .seed(seed)
-        .build()
-        .unwrap()
-}
-
 /// The start order of the tree's tasks under `seed`, from `block_on` on
 /// this (non-worker) thread, as a program's main thread would call it.
 fn start_order(seed: u64) -> Vec<usize> {
-    let ex = simple(seed);
+    let ex = support::simple_executor(seed);
     let order = Order::default();
     let recorded = order.clone();
     ex.block_on(async move {
@@ -95,7 +87,7 @@ fn different_seeds_give_different_orders() {
 #[test]
 fn runs_everything_on_the_block_on_thread() {
     with_timeout(|| {
-        let ex = simple(3);
+        let ex = support::simple_executor(3);
         assert_eq!(ex.threads(), 1);
         assert_eq!(ex.seed(), Some(3));
         let here = thread::current().id();
@@ -126,7 +118,7 @@ fn runs_everything_on_the_block_on_thread() {
 #[test]
 fn tasks_spawned_from_outside_still_run() {
     with_timeout(|| {
-        let ex = simple(9);
+        let ex = support::simple_executor(9);
         let (tx, rx) = mpsc::channel();
         ex.spawn(async move {
             let inner = fastexec::block_on(async { fastexec::spawn(async { 7 }).await.unwrap() });
@@ -145,7 +137,7 @@ fn tasks_spawned_from_outside_still_run() {
 fn higher_priorities_run_first() {
     with_timeout(|| {
         for seed in 0..5 {
-            let ex = simple(seed);
+            let ex = support::simple_executor(seed);
             let order = Arc::new(Mutex::new(String::new()));
             let recorded = order.clone();
             ex.block_on(async move {
@@ -175,7 +167,7 @@ fn higher_priorities_run_first() {
 #[test]
 fn block_on_awaiting_a_block_on_of_another_thread() {
     with_timeout(|| {
-        let ex = Arc::new(simple(5));
+        let ex = Arc::new(support::simple_executor(5));
         let inner = ex.clone();
         let out = ex.block_on(async move {
             let (tx, rx) = futures::channel::oneshot::channel();
@@ -201,7 +193,7 @@ fn block_on_awaiting_a_block_on_of_another_thread() {
 #[test]
 fn a_borrowing_block_on_hands_the_right_back_to_its_woken_lender() {
     with_timeout(|| {
-        let ex = Arc::new(simple(6));
+        let ex = Arc::new(support::simple_executor(6));
         let inner = ex.clone();
         ex.block_on(async move {
             let (woke_tx, woke_rx) = futures::channel::oneshot::channel();

@@ -65,6 +65,16 @@ pub fn executor(threads: usize) -> Executor {
         .expect("start executor")
 }
 
+/// An executor of the simple scheduler (one thread at a time, in the
+/// pseudo-random order `seed` picks), started fresh.
+pub fn simple_executor(seed: u64) -> Executor {
+    Executor::builder()
+        .scheduler(fastexec::Scheduler::Simple)
+        .seed(seed)
+        .build()
+        .expect("start executor")
+}
+
 /// An executor with `threads` workers (1, 2 or 3; a larger count gets the
 /// 3-worker one), started on first use and kept for the test binary's
 /// life: property tests run hundreds of cases, which should not each start
