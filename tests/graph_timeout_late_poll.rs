@@ -7,11 +7,10 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fastexec::graph::{AttemptOutcome, Graph, Task, TaskError, TaskState};
-use support::{within, Gate};
+use fastexec::graph::{AttemptOutcome, Graph, TaskError, TaskState};
+use support::{gated_task, within, Gate};
 
 #[test]
 fn an_attempt_ready_only_after_its_deadline_times_out() {
@@ -21,38 +20,23 @@ fn an_attempt_ready_only_after_its_deadline_times_out() {
         // attempt's timer nor its wake-up can be handled.
         let executor = support::executor(1);
         let (started, release) = (Gate::new(), Gate::new());
-        let entered = Arc::new(Mutex::new(None));
         let mut g = Graph::<u32>::new();
-        let (body_started, body_release, body_entered) =
-            (started.clone(), release.clone(), Arc::clone(&entered));
-        g.add(
-            Task::new("late", move |_| {
-                *body_entered.lock().unwrap() = Some(Instant::now());
-                body_started.open();
-                let release = body_release.clone();
-                async move {
-                    release.wait().await;
-                    Ok(1)
-                }
-            })
-            .timeout(limit),
-        )
-        .unwrap();
+        g.add(gated_task("late", &started, &release).timeout(limit))
+            .unwrap();
         let on = &executor;
         executor.block_on(async move {
             let run = g.start();
             started.wait().await;
-            let entry = entered.lock().unwrap().expect("the body was entered");
-            // The attempt began no later than its body was entered, so its
-            // deadline is at most `entry + limit`.
-            let past_deadline = entry + limit + Duration::from_millis(1);
+            // The attempt began before its body opened `started`, so its
+            // deadline is before `limit` from now.
+            let past_deadline = Instant::now() + limit + Duration::from_millis(1);
             // Occupies the only worker past the deadline, having released
             // the body: when the worker is free again, the attempt's wake-up
             // and its deadline are both due.
             let blocker = on.spawn(async move {
                 release.open();
                 while Instant::now() < past_deadline {
-                    std::thread::sleep(past_deadline - Instant::now());
+                    std::thread::sleep(past_deadline.saturating_duration_since(Instant::now()));
                 }
             });
             blocker.await.unwrap();
