@@ -1092,6 +1092,14 @@ impl Deadline {
         }
     }
 
+    /// The limit, if the attempt has run out of time (a clock reading,
+    /// only for attempts with a limit; no timer is made).
+    #[inline]
+    fn passed(&self) -> Option<Duration> {
+        let (at, d) = self.expires?;
+        (Instant::now() >= at).then_some(d)
+    }
+
     /// Whether the attempt has run out of time; if not, the timer will
     /// wake the task polling it when it does.
     fn poll_expired(&mut self, cx: &mut Context<'_>) -> Option<Duration> {
@@ -1113,6 +1121,12 @@ impl<T> Future for Attempt<T> {
             span,
         } = self.get_mut();
         let _entered = span.as_deref().map(tracing::Span::enter);
+        // The deadline first: an attempt woken after it (every worker was
+        // busy when its timer or its wake-up came due) is not polled again,
+        // so a result it would give now does not count (see `Task::timeout`).
+        if let Some(d) = deadline.passed() {
+            return Poll::Ready(Err(TaskError::TimedOut(d)));
+        }
         match panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
             Ok(Poll::Ready(result)) => return Poll::Ready(result.map_err(TaskError::from)),
             Ok(Poll::Pending) => {}

@@ -314,8 +314,10 @@ impl<T> Task<T> {
 
     /// Limits each attempt to `d`; an attempt running longer is dropped and
     /// counts as failed ([`TaskError::TimedOut`](super::TaskError::TimedOut)).
-    /// The limit is enforced where the attempt suspends (it is not polled
-    /// again after its deadline); a body that never suspends
+    /// The limit is enforced where the attempt suspends: it is not polled
+    /// again after its deadline, so an attempt woken only then (its timer
+    /// fired late, every worker being busy) times out even if its body
+    /// would now be done. A body that never suspends
     /// ([`Task::sync`]) is judged when it returns.
     ///
     /// A zero limit is refused when the task is added
