@@ -53,9 +53,15 @@ pub struct Attempt {
     pub start: Duration,
     /// When it ended (`None` while running).
     pub end: Option<Duration>,
-    /// The worker thread that started it: threads are numbered from 0 in
-    /// the order they first ran a graph task in this process (one
-    /// numbering for all runs, so a run's rows need not start at 0).
+    /// The worker thread that started it: the one that first polled it
+    /// (called its body), which is not the runner that took it if that
+    /// runner handed it off (see "How a run executes" in the
+    /// [module docs](super)). An attempt that suspends goes on in a task
+    /// of its own, perhaps on other threads, and is drawn on this row
+    /// throughout, over what the thread runs meanwhile. Threads are
+    /// numbered from 0 in the order they first ran a graph task in this
+    /// process (one numbering for all runs, so a run's rows need not
+    /// start at 0).
     pub worker: u32,
     /// That thread's name.
     pub worker_name: Arc<str>,

@@ -828,13 +828,22 @@ fn poll_batch<T: Send + Sync + 'static>(
 
 /// Runs attempts a runner handed off (see [`poll_batch`]) and records them.
 /// (It holds its attempts in `apart` until first polled, so that if it is
-/// dropped unpolled they go back to the run; see [`Member`].)
+/// dropped unpolled they go back to the run; see [`Member`].) It runs them
+/// all in its first poll, on one thread, which their records name instead
+/// of the runner's that began them: a hand-off costs one more lock.
 async fn run_apart<T: Send + Sync + 'static>(mut apart: Member<T>) {
     let begun = match &mut apart.role {
         Role::Apart(begun) => mem::take(begun),
         _ => unreachable!("a hand-off's member holds its attempts"),
     };
     let shared = &apart.shared;
+    {
+        let lane = lane::current();
+        let mut core = shared.lock();
+        for start in &begun {
+            core.run_on(start.node, lane);
+        }
+    }
     let mut batch = Batch::new(shared, begun);
     while !batch.begun.is_empty() {
         in_context(|cx| poll_batch(shared, &mut batch, Instant::now(), cx)).await;
