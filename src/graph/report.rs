@@ -482,6 +482,43 @@ mod tests {
         assert_eq!(critical_path(&tasks, &deps), vec![0, 2, 3]);
     }
 
+    /// A runner held up between an attempt's end and its record (the
+    /// thread descheduled) records last an attempt that ended before others
+    /// did: the run's elapsed time must still cover every task's end.
+    #[test]
+    fn elapsed_covers_a_task_that_ended_after_the_last_one_recorded() {
+        use super::super::core::Effects;
+        use super::super::{SchedulerConfig, Task};
+
+        let mut core = Core::<u32>::new(&SchedulerConfig::new());
+        let tasks = vec![
+            Task::sync("early", |_| Ok(1)),
+            Task::sync("late", |_| Ok(2)),
+        ];
+        let _ = core.add(tasks, false).unwrap();
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let mut begun = Vec::new();
+        assert!(core.next_attempts(t0, 0, &mut begun));
+        let (early, late) = (begun.remove(0), begun.remove(0));
+        let mut fx = Effects::default();
+        let late_out = Ok(Some(Arc::new(2)));
+        core.attempt_ran(late.node, late.body, (at(0), at(20)), late_out, &mut fx);
+        let early_out = Ok(Some(Arc::new(1)));
+        core.attempt_ran(early.node, early.body, (at(0), at(10)), early_out, &mut fx);
+        assert!(core.is_done());
+        let report = Report::new(&core, t0, SystemTime::now());
+        assert_eq!(
+            report.task("late").unwrap().end,
+            Some(Duration::from_millis(20))
+        );
+        assert!(
+            report.elapsed() >= Duration::from_millis(20),
+            "elapsed {:?}",
+            report.elapsed()
+        );
+    }
+
     #[test]
     fn critical_path_of_nothing_run_is_empty() {
         let tasks = vec![record("a", None, None)];
