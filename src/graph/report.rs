@@ -185,7 +185,14 @@ impl<T> Tables<T> {
             .collect();
         let deps: Vec<&[u32]> = core.cold.iter().map(|c| &*c.deps).collect();
         let critical_path = critical_path(&tasks, &deps);
-        let elapsed = at(core.finished_at.unwrap_or_else(Instant::now));
+        // The run finishes when the record of its last task is made, at
+        // that attempt's end reading; a runner held up between reading an
+        // attempt's end and recording it (its thread descheduled) may
+        // record last an attempt that ended before others did: the
+        // latest end is the run's.
+        let last_end = tasks.iter().filter_map(|t| t.end).max();
+        let finished = at(core.finished_at.unwrap_or_else(Instant::now));
+        let elapsed = last_end.map_or(finished, |end| end.max(finished));
         Tables {
             tasks,
             attempts,
