@@ -867,6 +867,19 @@ impl<T> Core<T> {
         }
     }
 
+    /// The attempt in progress of node `i` is run by the thread of `lane`
+    /// rather than the runner that began it: a hand-off (see `run.rs`).
+    /// Its record names the thread that runs it, so that a worker's row
+    /// of the timeline holds only what that worker ran.
+    pub(crate) fn run_on(&mut self, i: u32, lane: u32) {
+        let node = self.node_mut(i);
+        match node.record {
+            NO_RECORD | DONE_IN_NODE => {}
+            RECORD_IN_NODE => node.lane = lane,
+            s => self.spans[s as usize].lane = lane,
+        }
+    }
+
     /// The index in `spans` of the record of node `i`'s attempt in
     /// progress, if any, writing it there first if the node kept it.
     fn open_record(&mut self, i: u32) -> Option<u32> {

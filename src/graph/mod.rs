@@ -195,9 +195,12 @@
 //! the lock for every task), and poll each attempt in place; finishing a
 //! batch, releasing its dependents and taking the next batch cost one lock
 //! acquisition. A batch that runs longer than 50 µs hands the tasks it has
-//! not started to a task of their own, which an idle worker can steal. The
+//! not started to a task of their own, which an idle worker can steal (the
+//! report then records their attempts on the worker that runs them). The
 //! tasks of a batch count as running from when the runner took them (their
-//! attempts' start times are when each was actually polled).
+//! attempts' start times are when each was actually polled; an attempt
+//! cancelled before its runner recorded it keeps the time it was taken,
+//! as its task's start, though its body may be called later, or never).
 //!
 //! The clock is read once per task boundary: the reading that ends one
 //! attempt of a batch starts the next, and the one taken under the lock

@@ -53,9 +53,15 @@ pub struct Attempt {
     pub start: Duration,
     /// When it ended (`None` while running).
     pub end: Option<Duration>,
-    /// The worker thread that started it: threads are numbered from 0 in
-    /// the order they first ran a graph task in this process (one
-    /// numbering for all runs, so a run's rows need not start at 0).
+    /// The worker thread that started it: the one that first polled it
+    /// (called its body), which is not the runner that took it if that
+    /// runner handed it off (see "How a run executes" in the
+    /// [module docs](super)). An attempt that suspends goes on in a task
+    /// of its own, perhaps on other threads, and is drawn on this row
+    /// throughout, over what the thread runs meanwhile. Threads are
+    /// numbered from 0 in the order they first ran a graph task in this
+    /// process (one numbering for all runs, so a run's rows need not
+    /// start at 0).
     pub worker: u32,
     /// That thread's name.
     pub worker_name: Arc<str>,
@@ -179,7 +185,14 @@ impl<T> Tables<T> {
             .collect();
         let deps: Vec<&[u32]> = core.cold.iter().map(|c| &*c.deps).collect();
         let critical_path = critical_path(&tasks, &deps);
-        let elapsed = at(core.finished_at.unwrap_or_else(Instant::now));
+        // The run finishes when the record of its last task is made, at
+        // that attempt's end reading; a runner held up between reading an
+        // attempt's end and recording it (its thread descheduled) may
+        // record last an attempt that ended before others did: the
+        // latest end is the run's.
+        let last_end = tasks.iter().filter_map(|t| t.end).max();
+        let finished = at(core.finished_at.unwrap_or_else(Instant::now));
+        let elapsed = last_end.map_or(finished, |end| end.max(finished));
         Tables {
             tasks,
             attempts,
@@ -474,6 +487,43 @@ mod tests {
         ];
         let deps = vec![vec![], vec![0], vec![0], vec![1, 2], vec![], vec![3]];
         assert_eq!(critical_path(&tasks, &deps), vec![0, 2, 3]);
+    }
+
+    /// A runner held up between an attempt's end and its record (the
+    /// thread descheduled) records last an attempt that ended before others
+    /// did: the run's elapsed time must still cover every task's end.
+    #[test]
+    fn elapsed_covers_a_task_that_ended_after_the_last_one_recorded() {
+        use super::super::core::Effects;
+        use super::super::{SchedulerConfig, Task};
+
+        let mut core = Core::<u32>::new(&SchedulerConfig::new());
+        let tasks = vec![
+            Task::sync("early", |_| Ok(1)),
+            Task::sync("late", |_| Ok(2)),
+        ];
+        let _ = core.add(tasks, false).unwrap();
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let mut begun = Vec::new();
+        assert!(core.next_attempts(t0, 0, &mut begun));
+        let (early, late) = (begun.remove(0), begun.remove(0));
+        let mut fx = Effects::default();
+        let late_out = Ok(Some(Arc::new(2)));
+        core.attempt_ran(late.node, late.body, (at(0), at(20)), late_out, &mut fx);
+        let early_out = Ok(Some(Arc::new(1)));
+        core.attempt_ran(early.node, early.body, (at(0), at(10)), early_out, &mut fx);
+        assert!(core.is_done());
+        let report = Report::new(&core, t0, SystemTime::now());
+        assert_eq!(
+            report.task("late").unwrap().end,
+            Some(Duration::from_millis(20))
+        );
+        assert!(
+            report.elapsed() >= Duration::from_millis(20),
+            "elapsed {:?}",
+            report.elapsed()
+        );
     }
 
     #[test]

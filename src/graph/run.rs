@@ -828,13 +828,22 @@ fn poll_batch<T: Send + Sync + 'static>(
 
 /// Runs attempts a runner handed off (see [`poll_batch`]) and records them.
 /// (It holds its attempts in `apart` until first polled, so that if it is
-/// dropped unpolled they go back to the run; see [`Member`].)
+/// dropped unpolled they go back to the run; see [`Member`].) It runs them
+/// all in its first poll, on one thread, which their records name instead
+/// of the runner's that began them: a hand-off costs one more lock.
 async fn run_apart<T: Send + Sync + 'static>(mut apart: Member<T>) {
     let begun = match &mut apart.role {
         Role::Apart(begun) => mem::take(begun),
         _ => unreachable!("a hand-off's member holds its attempts"),
     };
     let shared = &apart.shared;
+    {
+        let lane = lane::current();
+        let mut core = shared.lock();
+        for start in &begun {
+            core.run_on(start.node, lane);
+        }
+    }
     let mut batch = Batch::new(shared, begun);
     while !batch.begun.is_empty() {
         in_context(|cx| poll_batch(shared, &mut batch, Instant::now(), cx)).await;
@@ -1654,6 +1663,60 @@ mod tests {
         assert!(unwound.is_err());
         let internal = Some(CancelReason::Internal);
         assert_eq!(reasons(&executor, &run), [internal.clone(), internal]);
+    }
+
+    /// A runner took an attempt (on this thread) and handed it off; the
+    /// hand-off runs on another thread, whose name the attempt's record
+    /// must give: the row of a Chrome trace is the thread that ran it, and
+    /// two attempts that thread did not run must not overlap on its row.
+    #[test]
+    fn a_handed_off_attempt_is_recorded_on_the_thread_that_ran_it() {
+        let executor = crate::Executor::builder().threads(1).build().unwrap();
+        let run = held_run(&executor);
+        // Keep the only worker busy, so that the runner adding `x` spawns
+        // does not take it first.
+        let (busy_tx, busy_rx) = std::sync::mpsc::channel::<()>();
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
+        let blocker = executor.spawn(async move {
+            started_tx.send(()).unwrap();
+            let _ = busy_rx.recv_timeout(Duration::from_secs(10));
+        });
+        started_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        let ran_on = Arc::new(Mutex::new(None));
+        let seen = Arc::clone(&ran_on);
+        run.add_task(Task::sync("x", move |_| {
+            *seen.lock().unwrap() = std::thread::current().name().map(String::from);
+            Ok(7)
+        }))
+        .unwrap();
+        // This thread takes `x`'s attempt, as a runner would...
+        let mut begun = Vec::new();
+        assert!(run
+            .shared
+            .lock()
+            .next_attempts(Instant::now(), lane::current(), &mut begun));
+        // ... and another one runs it, as a hand-off stolen by an idle worker.
+        let apart = Member::new(&run.shared, Role::Apart(begun));
+        std::thread::Builder::new()
+            .name("hand-off".into())
+            .spawn(move || {
+                let waker = futures_util::task::noop_waker();
+                let mut fut = std::pin::pin!(run_apart(apart));
+                let polled = fut.as_mut().poll(&mut Context::from_waker(&waker));
+                assert!(polled.is_ready(), "a sync body is done in one poll");
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        drop(busy_tx);
+        executor.block_on(blocker).unwrap();
+        assert_eq!(run.state("x"), Some(TaskState::Completed));
+        assert_eq!(ran_on.lock().unwrap().as_deref(), Some("hand-off"));
+        let report = run.report();
+        let x = report.attempts().iter().find(|a| a.task.as_str() == "x");
+        assert_eq!(x.map(|a| &*a.worker_name), Some("hand-off"));
+        run.cancel("held").unwrap();
+        executor.block_on(run.wait_all());
     }
 
     /// The same guard dropped with no unwinding: a group's cancel.
