@@ -1,5 +1,6 @@
 //! [`Report`]: what happened to every task in a run.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -383,13 +384,34 @@ fn ms(d: Option<Duration>) -> String {
     )
 }
 
+/// `text` with its control characters (line breaks, tabs) escaped as in a
+/// Rust string literal, so that it takes one line of the table and its
+/// width in characters is what the padding counts.
+fn one_line(text: &str) -> Cow<'_, str> {
+    if text.chars().any(char::is_control) {
+        let mut escaped = String::with_capacity(text.len() + 8);
+        for c in text.chars() {
+            if c.is_control() {
+                escaped.extend(c.escape_default());
+            } else {
+                escaped.push(c);
+            }
+        }
+        Cow::Owned(escaped)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
 impl<T> fmt::Display for Report<T> {
     /// A table: one row per task, then the critical path and a summary.
+    /// Control characters in ids and errors are shown escaped (`\n`), so
+    /// each task takes one line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let w = self
             .tasks()
             .iter()
-            .map(|t| t.id.as_str().len())
+            .map(|t| one_line(t.id.as_str()).chars().count())
             .max()
             .unwrap_or(4)
             .max(4);
@@ -402,12 +424,12 @@ impl<T> fmt::Display for Report<T> {
             let error = t
                 .error
                 .as_ref()
-                .map(ToString::to_string)
+                .map(|e| one_line(&e.to_string()).into_owned())
                 .unwrap_or_default();
             writeln!(
                 f,
                 "{:<w$}  {:<15}  {:>8}  {:>10}  {:>10}  {:>10}  {error}",
-                t.id.as_str(),
+                one_line(t.id.as_str()),
                 t.state,
                 t.attempts,
                 ms(t.start),
@@ -415,7 +437,10 @@ impl<T> fmt::Display for Report<T> {
                 ms(t.duration()),
             )?;
         }
-        let path: Vec<&str> = self.critical_path().map(|t| t.id.as_str()).collect();
+        let path: Vec<Cow<'_, str>> = self
+            .critical_path()
+            .map(|t| one_line(t.id.as_str()))
+            .collect();
         writeln!(
             f,
             "critical path ({} ms): {}",
