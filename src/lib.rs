@@ -144,9 +144,11 @@ pub use futures_util::join;
 ///
 /// # Panics
 ///
-/// Called from inside a task, when the executor shuts down (is dropped)
-/// while it waits: the task then ends with that panic, so its handle
-/// reports `is_panic()` rather than `is_cancelled()`.
+/// With `future`'s panic, as above. Called from inside a task, when the
+/// executor shuts down (is dropped) while it waits: the task then ends with
+/// that panic, so its handle reports `is_panic()` rather than
+/// `is_cancelled()`. Outside any executor, as [`spawn`] when the global
+/// executor cannot start.
 pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     block_on::block_on(&executor::current(), future)
 }
