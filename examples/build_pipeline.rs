@@ -2,11 +2,13 @@
 //! code (a subflow that adds compile tasks it discovers), compile modules in
 //! parallel, link, run flaky tests with retries, package. Prints the report
 //! (a table with the critical path), then writes the Chrome trace and the DOT
-//! graph.
+//! graph of the finished run (states coloured, subflow tasks included).
 //!
 //! ```text
 //! cargo run --release --example build_pipeline [TRACE_JSON_PATH]
 //! ```
+//! The trace goes to `TRACE_JSON_PATH` (default: `build_pipeline.trace.json`
+//! in the temporary directory), the DOT graph beside it, with `.dot` added.
 //! Open the trace in https://ui.perfetto.dev (or chrome://tracing).
 
 use std::hash::{BuildHasher, Hasher};
@@ -68,7 +70,8 @@ fn compile(module: String, cost_ms: u64) -> Task<Artifact> {
 }
 
 /// Discovers generated modules at run time and adds their compile steps to
-/// the running graph (a subflow); `link` waits for them through `wait`.
+/// the running graph (a subflow), then waits for them (`RunHandle::wait`);
+/// `link`, which depends on `generate`, so runs after them too.
 async fn generate(inp: Inputs<Artifact>) -> Result<Artifact, BoxError> {
     busy(Duration::from_millis(3));
     let generated: Vec<String> = (0..3).map(|i| format!("gen_{i}")).collect();
@@ -157,7 +160,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dot_path = format!("{trace_path}.dot");
     std::fs::write(&dot_path, report.to_dot())?;
     println!(
-        "trace: {trace_path}\ngraph: {dot_path} (before the run: {} lines of DOT)",
+        "trace: {trace_path}\ngraph: {dot_path} (after the run; before it: {} lines of DOT)",
         dot.lines().count()
     );
     if report.is_success() {

@@ -60,7 +60,7 @@ fn main() {
         parallel.as_secs_f64() * 1e3
     );
 
-    // 2. Join handles and wait!: results come back typed, as a tuple.
+    // 2. Join handles and join!: results come back typed, as a tuple.
     let low = executor.spawn(async { count_primes(0..LIMIT / 2) });
     let high = executor.spawn(async { count_primes(LIMIT / 2..LIMIT) });
     let (low, high) = executor.block_on(async { fastexec::join!(low, high) });

@@ -933,6 +933,13 @@ impl Builder {
     /// Settings from the environment: `FASTEXEC_WORKERS` threads if set,
     /// and the scheduler and seed from `FASTEXEC_SCHEDULER` and
     /// `FASTEXEC_SEED` (see [`Scheduler`](crate::Scheduler)).
+    ///
+    /// # Errors
+    ///
+    /// An [`EnvError`] naming a variable with a bad value, and the
+    /// value: `FASTEXEC_WORKERS` not a whole number from 1 to 65535,
+    /// `FASTEXEC_SCHEDULER` neither `work-stealing` nor `simple`, or
+    /// `FASTEXEC_SEED` not a `u64`.
     pub fn from_env() -> Result<Builder, EnvError> {
         Builder::from_lookup(|name| std::env::var(name).ok())
     }
@@ -940,6 +947,10 @@ impl Builder {
     /// As [`from_env`](Builder::from_env), reading each variable through
     /// `lookup` (a name to its value, `None` if unset): for tests, or for
     /// settings that come from somewhere else.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_env`](Builder::from_env).
     ///
     /// ```
     /// use fastexec::{Builder, Scheduler};
@@ -1008,8 +1019,12 @@ impl Builder {
         self
     }
 
-    /// Starts the worker threads; an error if the operating system refuses
-    /// one (the threads already started are stopped and joined).
+    /// Starts the worker threads.
+    ///
+    /// # Errors
+    ///
+    /// The operating system's error if it refuses to start a thread (the
+    /// threads already started are stopped and joined).
     pub fn build(self) -> io::Result<Executor> {
         let workers = self
             .ext
@@ -1175,6 +1190,10 @@ where
 /// });
 /// assert!(len > 0);
 /// ```
+///
+/// # Panics
+///
+/// As [`spawn`] when the global executor is needed and cannot start.
 pub fn spawn_blocking<F, T>(f: F) -> JoinHandle<T>
 where
     F: FnOnce() -> T + Send + 'static,
@@ -1312,8 +1331,10 @@ where
 ///
 /// # Panics
 ///
-/// When the global executor is needed and `FASTEXEC_WORKERS` is not a whole
-/// number from 1 to 65535; the message names the variable and its value.
+/// When the global executor is needed and cannot start: one of
+/// `FASTEXEC_WORKERS`, `FASTEXEC_SCHEDULER` or `FASTEXEC_SEED` has a bad
+/// value (see [`Builder::from_env`]; the message names the variable and its
+/// value), or the operating system refuses a thread.
 pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,

@@ -59,8 +59,8 @@
 //! arrives: no thread polls. The module docs of `worker`, `idle`,
 //! `queue`, `task_group` and `executor` (in the source) state each protocol
 //! and why it is correct; `loom-tests/` model-checks the ring, the group
-//! counter, the park/notify protocol, the timer queue, `Notify` and the
-//! completion protocol of [`deps`].
+//! counter, the park/notify protocol, the timer queue and the hand-off of
+//! the timer role, `Notify` and the completion protocol of [`deps`].
 
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
@@ -144,9 +144,11 @@ pub use futures_util::join;
 ///
 /// # Panics
 ///
-/// Called from inside a task, when the executor shuts down (is dropped)
-/// while it waits: the task then ends with that panic, so its handle
-/// reports `is_panic()` rather than `is_cancelled()`.
+/// With `future`'s panic, as above. Called from inside a task, when the
+/// executor shuts down (is dropped) while it waits: the task then ends with
+/// that panic, so its handle reports `is_panic()` rather than
+/// `is_cancelled()`. Outside any executor, as [`spawn`] when the global
+/// executor cannot start.
 pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     block_on::block_on(&executor::current(), future)
 }

@@ -15,6 +15,12 @@ use crate::task::JoinHandle;
 /// [`block_on`](crate::block_on) (which it uses), it runs other tasks while
 /// it waits when called from inside a task, so it cannot deadlock a worker.
 ///
+/// # Panics
+///
+/// With the panic of a task whose handle is an argument (resumed with its
+/// payload), or a plain argument's panic; if a task whose handle is an
+/// argument was cancelled; and as [`block_on`](crate::block_on).
+///
 /// ```
 /// let a = fastexec::spawn(async { 1 });
 /// let b = fastexec::spawn(async { "two" });

@@ -591,8 +591,8 @@ impl<T> Core<T> {
         me
     }
 
-    /// The state of a new node, given the states of its dependencies (as in
-    /// 000's `addTask`: completed deps count as met, a failed one dooms it).
+    /// The state of a new node, given the states of its dependencies
+    /// (completed deps count as met, a failed one dooms it).
     fn initial_state(&self, deps: &[u32]) -> (TaskState, u32, Option<TaskError>) {
         if self.stopped {
             let e = TaskError::Cancelled(CancelReason::Stopped);

@@ -195,6 +195,12 @@ impl<T: Send + Sync + 'static> Inputs<T> {
     /// stopping is safe: a pause request that reaches no checkpoint within
     /// the pause timeout cancels the task.
     ///
+    /// # Errors
+    ///
+    /// [`Cancelled`] if the task has been cancelled, typically while paused
+    /// here; the body should return it (`?`): its output would be dropped
+    /// anyway.
+    ///
     /// ```
     /// use fastexec::graph::{Graph, Task};
     ///
@@ -248,11 +254,19 @@ impl<T: Send + Sync + 'static> Inputs<T> {
     /// assert_eq!(report.output("split"), Some(&30));
     /// assert_eq!(report.tasks().len(), 3);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`RunHandle::add_task`]: the task is not added.
     pub fn add_task(&self, task: Task<T>) -> Result<(), GraphError> {
         self.run.add_task(task)
     }
 
     /// Adds a batch to the running graph; see [`RunHandle::add_batch`].
+    ///
+    /// # Errors
+    ///
+    /// As [`RunHandle::add_batch`]: nothing of the batch is added.
     pub fn add_batch(&self, tasks: impl IntoIterator<Item = Task<T>>) -> Result<(), GraphError> {
         self.run.add_batch(tasks)
     }

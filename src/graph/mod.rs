@@ -259,8 +259,8 @@
 //! (see [`RunHandle::pause`]).
 //!
 //! The graph layer is written against fastexec's public API only (`spawn`,
-//! `Scope`, `JoinHandle`, `block_on`, `current_threads`), so it holds no
-//! unsafe code.
+//! `Scope`, `JoinHandle`, `block_on`, `current_threads`, `yield_now`, and
+//! the timers of [`time`](crate::time)), so it holds no unsafe code.
 #![forbid(unsafe_code)]
 
 mod core;

@@ -324,7 +324,7 @@ impl<T> Report<T> {
     /// `"ph":"X"`, with `ts` and `dur` in microseconds from the start of
     /// the run, the attempt's number and outcome in `args`). Attempts still
     /// running when the report was taken are left out. Open it in Perfetto
-    /// (ui.perfetto.dev) or chrome://tracing.
+    /// (<https://ui.perfetto.dev>) or `chrome://tracing`.
     ///
     /// ```
     /// use fastexec::graph::{Graph, Task};
@@ -341,7 +341,13 @@ impl<T> Report<T> {
         trace::render(self.attempts())
     }
 
-    /// Writes [`chrome_trace`](Report::chrome_trace) to a file.
+    /// Writes [`chrome_trace`](Report::chrome_trace) to a file, replacing
+    /// it if it exists.
+    ///
+    /// # Errors
+    ///
+    /// The operating system's error if the file cannot be created or
+    /// written.
     pub fn write_chrome_trace(&self, path: impl AsRef<std::path::Path>) -> std::io::Result<()> {
         std::fs::write(path, self.chrome_trace())
     }

@@ -172,6 +172,15 @@ impl<T: Send + Sync + 'static> Graph<T> {
     /// task demanding more than a hard cap of the graph's
     /// [`SchedulerConfig`] is refused ([`GraphError::ExceedsCap`]).
     ///
+    /// # Errors
+    ///
+    /// The task is not added, and the error names it:
+    /// [`GraphError::EmptyId`], [`GraphError::DuplicateId`],
+    /// [`GraphError::MissingDependency`], [`GraphError::Cycle`] (a task that
+    /// lists itself as a dependency), [`GraphError::ZeroTimeout`],
+    /// [`GraphError::ExceedsCap`] or [`GraphError::UnknownResource`] (a
+    /// custom resource the [`SchedulerConfig`] does not declare).
+    ///
     /// ```
     /// use fastexec::graph::{Graph, GraphError, Task};
     ///
@@ -206,6 +215,12 @@ impl<T: Send + Sync + 'static> Graph<T> {
     /// assert_eq!(g.len(), 2);
     /// assert!(!g.contains("lint"));
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`add`](Self::add), for the first member found at fault; a
+    /// [`GraphError::Cycle`] gives the cycle's path. Nothing of the batch
+    /// is added.
     pub fn add_batch(
         &mut self,
         tasks: impl IntoIterator<Item = Task<T>>,
@@ -1380,6 +1395,10 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// that it has ended, or, between two attempts, which attempt it waits to
     /// retry and when that is due. `None` while an attempt runs.
     ///
+    /// # Errors
+    ///
+    /// [`GraphError::UnknownTask`] if no task has this id.
+    ///
     /// ```
     /// use std::sync::Arc;
     /// use fastexec::graph::{Blocked, Graph, PausedFrom, Task};
@@ -1414,7 +1433,7 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
         Ok(core.why(i, Instant::now()))
     }
 
-    /// Stops the run, as 000's `stop`: tasks not yet started are cancelled,
+    /// Stops the run: tasks not yet started are cancelled,
     /// running tasks finish their current attempt (without retrying), and
     /// tasks added afterwards are cancelled. A task whose attempt a runner
     /// has already taken counts as running (see [`cancel`](Self::cancel)).
@@ -1457,8 +1476,7 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// Adds a task while the graph runs (for instance from a running task: a
     /// subflow). Validated like [`Graph::add`]; its dependencies may be in any
     /// state (one that already failed or was cancelled makes it
-    /// upstream-failed or cancelled at once). Fails with
-    /// [`GraphError::Finished`] once every task is terminal.
+    /// upstream-failed or cancelled at once).
     ///
     /// A task adds to its own run through its [`Inputs`]
     /// ([`Inputs::add_task`], [`Inputs::add_batch`]); the work that needs
@@ -1482,11 +1500,21 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// assert_eq!(report.output("sum"), Some(&30));
     /// assert_eq!(report.tasks().len(), 5);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`GraphError::Finished`] once every task is terminal; otherwise as
+    /// [`Graph::add`]. The task is not added.
     pub fn add_task(&self, task: Task<T>) -> Result<(), GraphError> {
         self.add_batch([task])
     }
 
     /// Adds a batch while the graph runs; see [`Graph::add_batch`].
+    ///
+    /// # Errors
+    ///
+    /// As [`add_task`](Self::add_task) and [`Graph::add_batch`]: nothing
+    /// of the batch is added.
     pub fn add_batch(&self, tasks: impl IntoIterator<Item = Task<T>>) -> Result<(), GraphError> {
         let fx = self.shared.lock().add(tasks.into_iter().collect(), true)?;
         self.shared.apply(fx);

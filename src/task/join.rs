@@ -324,6 +324,10 @@ impl JoinError {
     }
 
     /// The panic payload, or the error itself if the task was cancelled.
+    ///
+    /// # Errors
+    ///
+    /// The error itself, unchanged, if the task was cancelled.
     pub fn try_into_panic(self) -> Result<Box<dyn std::any::Any + Send + 'static>, JoinError> {
         match self.repr {
             Repr::Panic { payload, .. } => {
