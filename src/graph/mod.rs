@@ -129,8 +129,11 @@
 //!
 //! # Job files
 //!
-//! The model is plain data plus a body, so a job file of the distributed
-//! mode maps onto it entry by entry: `id` is the [`TaskId`],
+//! The distributed mode (dtask: a coordinator and workers that run YAML
+//! job files of tasks with dependencies across machines) is planned, not
+//! part of this crate yet; this layer is designed to be its engine. The
+//! model is plain data plus a body, so an entry of its job files maps onto
+//! it one to one: `id` is the [`TaskId`],
 //! `dependencies` go to [`Task::after`], `retries` and `timeout_ms` to
 //! [`Task::retries`] and [`Task::timeout`] (which refuses zero with
 //! [`GraphError::ZeroTimeout`] when the task is added), and the entry's
