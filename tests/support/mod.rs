@@ -75,6 +75,17 @@ pub fn simple_executor(seed: u64) -> Executor {
         .expect("start executor")
 }
 
+/// [`simple_executor`] built with `threads(threads)`, which the simple
+/// scheduler ignores (it always has one thread).
+pub fn simple_executor_with_threads(seed: u64, threads: usize) -> Executor {
+    Executor::builder()
+        .threads(threads)
+        .scheduler(fastexec::Scheduler::Simple)
+        .seed(seed)
+        .build()
+        .expect("start executor")
+}
+
 /// An executor with `threads` workers (1, 2 or 3; a larger count gets the
 /// 3-worker one), started on first use and kept for the test binary's
 /// life: property tests run hundreds of cases, which should not each start
