@@ -34,7 +34,12 @@
 //! otherwise takes a task from the highest non-empty priority set, at the
 //! index the generator draws. The generator (SplitMix64) is advanced only by
 //! those draws, so with the same seed, the same program and the same
-//! external events, tasks start in the same order. What the seed cannot fix
+//! external events, tasks start in the same order, and every later poll
+//! comes in the same order too (one thread runs them all, one draw per
+//! pick; `tests/simple_replay_prop.rs` checks the whole log of polls). A
+//! `block_on` entered from a task rather than from a plain thread makes
+//! one more draw (the task's own pick), so the two give different orders
+//! for one seed; each replays itself. What the seed cannot fix
 //! is the timing of events from other threads: timers (their firing depends
 //! on the clock), `spawn_blocking` results, tasks spawned by other threads,
 //! and tasks spawned outside any `block_on`, which the worker thread runs
