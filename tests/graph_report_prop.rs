@@ -1270,7 +1270,22 @@ fn check_trace(case: &Case, out: &Outcome, e: &mut Vec<String>) {
     }
 }
 
-/// The table has a row per task, giving its state and attempts.
+/// An id as the table shows it: control characters escaped, as in a Rust
+/// string literal, so that each task keeps one line.
+fn one_line(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// The table has a row per task, one line each, giving its state and
+/// attempts.
 fn check_table(report: &Report<u64>, e: &mut Vec<String>) {
     let table = report.to_string();
     let header = table.lines().next().unwrap_or_default();
@@ -1282,7 +1297,8 @@ fn check_table(report: &Report<u64>, e: &mut Vec<String>) {
         }
     }
     for r in report.tasks() {
-        let id = r.id.as_str();
+        let shown = one_line(r.id.as_str());
+        let id = shown.as_str();
         let rows = table
             .match_indices(id)
             .filter(|&(at, _)| at == 0 || table[..at].ends_with('\n'))
