@@ -49,6 +49,21 @@
 //! assert_eq!(counter.load(Ordering::Relaxed), 200);
 //! ```
 //!
+//! # The global executor
+//!
+//! Code that spawns or waits without naming an [`Executor`] uses the
+//! executor of the task or `block_on` it runs in. Outside both, it uses
+//! the global executor, which starts on first use with the settings of
+//! [`Builder::from_env`]: [`spawn`], [`spawn_many`], [`detach_many`],
+//! [`spawn_blocking`], [`block_on`], [`spawn_completion`], [`spawn_after`],
+//! [`task::Builder`]'s spawns, [`TaskGroup::spawn`], [`Scope::current`], the timers of [`time`]
+//! and [`graph`] runs all do. If it cannot start (`FASTEXEC_WORKERS`,
+//! `FASTEXEC_SCHEDULER` or `FASTEXEC_SEED` holds a bad value, or the
+//! operating system refuses a thread), they panic with a message that
+//! names the cause. A program that wants these as errors builds its
+//! executor itself: [`Builder::from_env`] and [`Builder::build`] return
+//! them.
+//!
 //! # Design
 //!
 //! Tasks are `async-task` allocations run by a fixed set of worker threads.
