@@ -56,8 +56,8 @@
 //! the global executor, which starts on first use with the settings of
 //! [`Builder::from_env`]: [`spawn`], [`spawn_many`], [`detach_many`],
 //! [`spawn_blocking`], [`block_on`], [`spawn_completion`], [`spawn_after`],
-//! [`task::Builder`]'s spawns, [`TaskGroup::spawn`], [`Scope::current`], the timers of [`time`]
-//! and [`graph`] runs all do. If it cannot start (`FASTEXEC_WORKERS`,
+//! [`task::Builder`]'s spawns, [`TaskGroup::spawn`], [`Scope::current`],
+//! the timers of [`time`] and [`graph`] runs all do. If it cannot start (`FASTEXEC_WORKERS`,
 //! `FASTEXEC_SCHEDULER` or `FASTEXEC_SEED` holds a bad value, or the
 //! operating system refuses a thread), they panic with a message that
 //! names the cause. A program that wants these as errors builds its

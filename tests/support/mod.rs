@@ -68,22 +68,22 @@ pub fn executor(threads: usize) -> Executor {
 /// An executor of the simple scheduler (one thread at a time, in the
 /// pseudo-random order `seed` picks), started fresh.
 pub fn simple_executor(seed: u64) -> Executor {
-    Executor::builder()
-        .scheduler(fastexec::Scheduler::Simple)
-        .seed(seed)
-        .build()
-        .expect("start executor")
+    simple_builder(seed).build().expect("start executor")
 }
 
 /// [`simple_executor`] built with `threads(threads)`, which the simple
 /// scheduler ignores (it always has one thread).
 pub fn simple_executor_with_threads(seed: u64, threads: usize) -> Executor {
-    Executor::builder()
+    simple_builder(seed)
         .threads(threads)
-        .scheduler(fastexec::Scheduler::Simple)
-        .seed(seed)
         .build()
         .expect("start executor")
+}
+
+fn simple_builder(seed: u64) -> fastexec::Builder {
+    Executor::builder()
+        .scheduler(fastexec::Scheduler::Simple)
+        .seed(seed)
 }
 
 /// An executor with `threads` workers (1, 2 or 3; a larger count gets the
