@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 use event_listener::Event;
 
 use super::core::{is_unit, AttemptStart, Core, Effects, Retry, MAX_BATCH};
-use super::task::{Body, BodyFuture, TaskBody};
+use super::task::{Body, BodyFuture, Refill, TaskBody};
 use super::TaskState;
 use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError};
 use super::{Blocked, SchedulerConfig};
@@ -982,9 +982,14 @@ fn outcome<T>(
             deadline: Deadline::new(began, timeout),
             span,
         }),
-        // The future that panicked, if any, is dropped when the slot is
-        // next filled.
-        Err(payload) => Begun::Over(Err(panic_error(payload))),
+        Err(payload) => {
+            // The future that panicked, if the body made one: what it
+            // holds is released now, not when the slot is next filled.
+            if let Some(held) = slot {
+                empty_quietly(held.as_mut());
+            }
+            Begun::Over(Err(panic_error(payload)))
+        }
     }
 }
 
@@ -1149,18 +1154,29 @@ impl<T> Future for Attempt<T> {
         // busy when its timer or its wake-up came due) is not polled again,
         // so a result it would give now does not count (see `Task::timeout`).
         if let Some(d) = deadline.passed() {
-            return Poll::Ready(Err(TaskError::TimedOut(d)));
+            return Poll::Ready(Err(timed_out(body.as_mut(), d)));
         }
-        match panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
+        match panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll_held(cx))) {
             Ok(Poll::Ready(result)) => return Poll::Ready(result.map_err(TaskError::from)),
             Ok(Poll::Pending) => {}
-            Err(payload) => return Poll::Ready(Err(panic_error(payload))),
+            Err(payload) => {
+                empty_quietly(body.as_mut());
+                return Poll::Ready(Err(panic_error(payload)));
+            }
         }
         match deadline.poll_expired(cx) {
-            Some(d) => Poll::Ready(Err(TaskError::TimedOut(d))),
+            Some(d) => Poll::Ready(Err(timed_out(body.as_mut(), d))),
             None => Poll::Pending,
         }
     }
+}
+
+/// The error of an attempt that ran out of time (`limit`), its future
+/// dropped first, quietly (see [`Task::new`](super::Task::new)).
+#[cold]
+fn timed_out<T>(held: Pin<&mut dyn Refill<T>>, limit: Duration) -> TaskError {
+    empty_quietly(held);
+    TaskError::TimedOut(limit)
 }
 
 fn panic_error(payload: Box<dyn Any + Send>) -> TaskError {
@@ -1177,11 +1193,28 @@ fn panic_error(payload: Box<dyn Any + Send>) -> TaskError {
     // runner or driver and cancel the whole run. That panic's own payload
     // may panic when dropped in turn: dropped the same way, until one drops
     // quietly.
+    drop_quietly(payload);
+    TaskError::Panicked(msg)
+}
+
+/// Drops `payload`, catching a panic from its destructor, and from that
+/// panic's payload in turn, until one drops quietly (the panic hook reports
+/// each).
+fn drop_quietly(payload: Box<dyn Any + Send>) {
     let mut payload = payload;
     while let Err(next) = panic::catch_unwind(AssertUnwindSafe(move || drop(payload))) {
         payload = next;
     }
-    TaskError::Panicked(msg)
+}
+
+/// Drops the future of an attempt whose poll panicked (keeping its box),
+/// catching a panic from its destructor: the attempt has failed already,
+/// and that panic must not unwind out of the runner or driver.
+#[cold]
+fn empty_quietly<T>(held: Pin<&mut dyn Refill<T>>) {
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| held.empty())) {
+        drop_quietly(payload);
+    }
 }
 
 /// A running graph: query and steer it, wait for tasks, add tasks. Cloneable;

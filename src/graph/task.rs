@@ -85,16 +85,27 @@ where
     }
 }
 
-/// The future of one attempt, boxed. A runner keeps the box of an attempt
-/// that finished and offers it to the next body it calls: if that body's
-/// future has the same type (tasks made by one closure, the common case of
-/// a generated graph), it moves into that box instead of a new one, and an
-/// allocation and a free per task are saved. What the finished future
-/// still held is dropped then (a finished `async` block holds nothing).
+/// The future of one attempt, boxed. The future is dropped as soon as the
+/// attempt is over (its poll gave the result, or panicked), so what it held
+/// is released before the attempt is recorded; the box stays. A runner
+/// keeps the box of an attempt that finished and offers it to the next
+/// body it calls: if that body's future has the same type (tasks made by
+/// one closure, the common case of a generated graph), it moves into that
+/// box instead of a new one, and an allocation and a free per task are
+/// saved.
 pub(crate) type BodyFuture<T> = Pin<Box<dyn Refill<T>>>;
 
-/// A body's future whose box can take another future of its own type.
-pub(crate) trait Refill<T>: Future<Output = Result<T, BoxError>> + Send {
+/// A box that holds a body's future until the attempt is over, and can then
+/// take another future of the same type. Implemented by `Option<Fut>`:
+/// `None` once the attempt is over.
+pub(crate) trait Refill<T>: Send {
+    /// Polls the future held; if it is done, drops it (the output is
+    /// returned). Not called again once it returned `Ready`.
+    fn poll_held(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, BoxError>>;
+
+    /// Drops the future held, if any: after a poll of it panicked.
+    fn empty(self: Pin<&mut Self>);
+
     /// Moves the future out of `next` (an `Option` of this type) into this
     /// box, dropping the one here, and polls it once, if `next` has this
     /// type; `None` if not. One dynamic call for both.
@@ -105,18 +116,35 @@ pub(crate) trait Refill<T>: Future<Output = Result<T, BoxError>> + Send {
     ) -> Option<Poll<Result<T, BoxError>>>;
 }
 
-impl<T, Fut> Refill<T> for Fut
+impl<T, Fut> Refill<T> for Option<Fut>
 where
     Fut: Future<Output = Result<T, BoxError>> + Send + 'static,
 {
+    #[inline]
+    fn poll_held(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, BoxError>> {
+        let fut = self
+            .as_mut()
+            .as_pin_mut()
+            .expect("an attempt's future polled after it was over");
+        let polled = fut.poll(cx);
+        if polled.is_ready() {
+            self.set(None);
+        }
+        polled
+    }
+
+    fn empty(mut self: Pin<&mut Self>) {
+        self.set(None);
+    }
+
     fn refill_and_poll(
         mut self: Pin<&mut Self>,
         next: &mut dyn Any,
         cx: &mut Context<'_>,
     ) -> Option<Poll<Result<T, BoxError>>> {
         let fut = next.downcast_mut::<Option<Fut>>().and_then(Option::take)?;
-        self.set(fut);
-        Some(self.poll(cx))
+        self.set(Some(fut));
+        Some(self.poll_held(cx))
     }
 }
 
@@ -140,7 +168,7 @@ where
         }
     }
     let fut = next.expect("a box that refused the future left it");
-    slot.insert(Box::pin(fut)).as_mut().poll(cx)
+    slot.insert(Box::pin(Some(fut))).as_mut().poll_held(cx)
 }
 
 /// A task to add to a [`Graph`](super::Graph): an id, the ids it depends on,
@@ -205,6 +233,14 @@ pub struct Task<T> {
 impl<T: Send + Sync + 'static> Task<T> {
     /// A task named `id` running `body`, with no dependencies, one attempt and
     /// no timeout.
+    ///
+    /// `body` is called once per attempt and its future polled until the
+    /// attempt ends. The future is dropped as soon as the attempt ends
+    /// (it gave its result, panicked, or ran out of time), before the
+    /// attempt is recorded: what it holds (a guard, a channel's sender) is
+    /// released before the task's state changes and before any dependent
+    /// starts. A panic from its destructor is caught and fails nothing
+    /// more.
     pub fn new<F, Fut>(id: impl Into<TaskId>, body: F) -> Self
     where
         F: Fn(Inputs<T>) -> Fut + Send + Sync + 'static,
