@@ -494,3 +494,67 @@ pub fn quiet_panics(prefix: &'static str) {
         }));
     });
 }
+
+/// A waker whose `wake` and last drop run code a test gives: a foreign
+/// waker that re-enters the executor (polls, drops or notifies what woke
+/// it) or panics, for tests of code that wakes or drops wakers it did not
+/// make.
+pub struct CallbackWaker {
+    on_wake: Box<dyn Fn() + Send + Sync>,
+    on_drop: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl CallbackWaker {
+    /// A waker running `on_wake` at each wake and `on_drop` when its last
+    /// clone is dropped.
+    pub fn waker(
+        on_wake: impl Fn() + Send + Sync + 'static,
+        on_drop: impl FnOnce() + Send + 'static,
+    ) -> std::task::Waker {
+        std::task::Waker::from(Arc::new(CallbackWaker {
+            on_wake: Box::new(on_wake),
+            on_drop: Mutex::new(Some(Box::new(on_drop))),
+        }))
+    }
+
+    /// A waker running `on_wake` at each wake, nothing on drop.
+    pub fn on_wake(on_wake: impl Fn() + Send + Sync + 'static) -> std::task::Waker {
+        Self::waker(on_wake, || {})
+    }
+
+    /// A waker doing nothing when woken, and `on_drop` when dropped.
+    pub fn on_drop(on_drop: impl FnOnce() + Send + 'static) -> std::task::Waker {
+        Self::waker(|| {}, on_drop)
+    }
+}
+
+impl std::task::Wake for CallbackWaker {
+    fn wake(self: Arc<Self>) {
+        (self.on_wake)();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        (self.on_wake)();
+    }
+}
+
+impl Drop for CallbackWaker {
+    fn drop(&mut self) {
+        let on_drop = self
+            .on_drop
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(on_drop) = on_drop {
+            on_drop();
+        }
+    }
+}
+
+/// Polls `future` once with `waker`.
+pub fn poll_with<F: std::future::Future + Unpin>(
+    future: &mut F,
+    waker: &std::task::Waker,
+) -> std::task::Poll<F::Output> {
+    std::pin::Pin::new(future).poll(&mut std::task::Context::from_waker(waker))
+}
