@@ -558,3 +558,34 @@ pub fn poll_with<F: std::future::Future + Unpin>(
 ) -> std::task::Poll<F::Output> {
     std::pin::Pin::new(future).poll(&mut std::task::Context::from_waker(waker))
 }
+
+/// A future behind a lock, which a waker can poll (or drop) from inside
+/// its `wake`, as an executor that polls inline on wake does.
+pub type SharedFuture =
+    Arc<Mutex<Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>>>;
+
+/// Puts `future` behind a lock, and returns it with a waker that polls it
+/// again inside `wake` (with a no-op waker), dropping it once it is ready.
+pub fn repolled_on_wake(
+    future: impl std::future::Future<Output = ()> + Send + 'static,
+) -> (SharedFuture, std::task::Waker) {
+    let shared: SharedFuture = Arc::new(Mutex::new(Some(Box::pin(future))));
+    let slot = shared.clone();
+    let waker = CallbackWaker::on_wake(move || {
+        let mut slot = slot.lock().unwrap();
+        let ready = slot
+            .as_mut()
+            .is_some_and(|f| poll_with(f, &futures::task::noop_waker()).is_ready());
+        if ready {
+            *slot = None;
+        }
+    });
+    (shared, waker)
+}
+
+/// Polls the future in `shared` once with `waker`; whether it is pending.
+pub fn poll_shared(shared: &SharedFuture, waker: &std::task::Waker) -> bool {
+    let mut slot = shared.lock().unwrap();
+    let future = slot.as_mut().expect("the future is still there");
+    poll_with(future, waker).is_pending()
+}
