@@ -100,6 +100,7 @@ mod sync;
 pub mod task;
 mod task_group;
 mod wait;
+mod waiters;
 mod worker;
 
 pub mod blocking;

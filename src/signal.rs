@@ -45,6 +45,7 @@ use slab::Slab;
 
 use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
 use crate::time::{timeout_at, Timeout};
+use crate::waiters::FirstPanic;
 
 /// No permit, no waiter.
 const EMPTY: usize = 0;
@@ -125,6 +126,9 @@ impl Notify {
     /// Wakes every waiter: each [`Notified`] made before this call, whether
     /// it has been polled yet or not. Stores no permit.
     ///
+    /// If a waiter's waker panics when woken, the others are woken all the
+    /// same, and then this call panics with that panic.
+    ///
     /// ```
     /// use std::sync::atomic::{AtomicBool, Ordering};
     ///
@@ -166,7 +170,13 @@ impl Notify {
             self.state.store(EMPTY, Ordering::Relaxed);
             wakers
         };
-        wakers.into_iter().for_each(Waker::wake);
+        // Every waiter is woken even if a waker panics; the first panic is
+        // re-raised after.
+        let mut panic = FirstPanic::default();
+        for waker in wakers {
+            panic.catch(move || waker.wake());
+        }
+        panic.resume();
     }
 
     /// A future that completes when this waiter is notified, or at once by
