@@ -272,19 +272,13 @@ impl Future for WaitForCancellation<'_> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        let waiters = &this.token.node.waiters;
-        if this.token.is_cancelled() {
-            waiters.unregister(&mut this.slot);
-            return Poll::Ready(());
-        }
-        // Register first, then re-check the flag: a cancel between the
-        // check above and the registration is seen by the re-check.
-        waiters.register(&mut this.slot, cx.waker());
-        if this.token.is_cancelled() {
-            waiters.unregister(&mut this.slot);
-            return Poll::Ready(());
-        }
-        Poll::Pending
+        let token = this.token;
+        // Registers, then checks the flag again: a cancel between the first
+        // check and the registration is seen by the second.
+        token
+            .node
+            .waiters
+            .poll_until(&mut this.slot, cx, || token.is_cancelled())
     }
 }
 

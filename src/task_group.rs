@@ -165,17 +165,10 @@ impl Future for GroupWait<'_> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        if this.group.active() == 0 {
-            this.group.done.unregister(&mut this.slot);
-            return Poll::Ready(());
-        }
-        this.group.done.register(&mut this.slot, cx.waker());
-        // After the registration's fence (see `waiters.rs`).
-        if this.group.active() == 0 {
-            this.group.done.unregister(&mut this.slot);
-            return Poll::Ready(());
-        }
-        Poll::Pending
+        let group = this.group;
+        group
+            .done
+            .poll_until(&mut this.slot, cx, || group.active() == 0)
     }
 }
 

@@ -23,7 +23,7 @@
 //! mistaken for a newer waiter's at the same index.
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::task::Waker;
+use std::task::{Context, Poll, Waker};
 
 use slab::Slab;
 
@@ -84,6 +84,25 @@ impl WaitList {
         drop(replaced);
         // SeqCst: pairs with the fence in `wake_all` (module docs).
         fence(Ordering::SeqCst);
+    }
+
+    /// A waiter's poll: ready once `done()` holds; otherwise registers the
+    /// waker of `cx` and checks `done()` again after the registration (see
+    /// the module docs), pending if it still does not hold.
+    pub(crate) fn poll_until(
+        &self,
+        slot: &mut Slot,
+        cx: &Context<'_>,
+        done: impl Fn() -> bool,
+    ) -> Poll<()> {
+        if !done() {
+            self.register(slot, cx.waker());
+            if !done() {
+                return Poll::Pending;
+            }
+        }
+        self.unregister(slot);
+        Poll::Ready(())
     }
 
     /// Removes the waker of `slot`, unless a `wake_all` took it already.

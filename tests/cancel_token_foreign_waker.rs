@@ -6,11 +6,10 @@
 mod support;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::Ordering;
 
 use fastexec::cancel::CancellationToken;
 use support::{
-    counter, get, poll_shared, poll_with, quiet_panics, repolled_on_wake, within, CallbackWaker,
+    get, panicking_waker, poll_shared, poll_with, quiet_panics, repolled_on_wake, within,
     CountingWake,
 };
 
@@ -37,12 +36,7 @@ fn a_panicking_waker_leaves_the_tree_cancelled_and_the_other_waiters_woken() {
     within(10, || {
         let parent = CancellationToken::new();
         let child = parent.child_token();
-        let woken = counter();
-        let wakes = woken.clone();
-        let panicking = CallbackWaker::on_wake(move || {
-            wakes.fetch_add(1, Ordering::SeqCst);
-            panic!("{WAKE_PANIC}");
-        });
+        let (woken, panicking) = panicking_waker(WAKE_PANIC);
         let other = std::sync::Arc::new(CountingWake::default());
         let other_waker = std::task::Waker::from(other.clone());
         let mut first = Box::pin(parent.cancelled());

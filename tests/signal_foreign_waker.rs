@@ -8,12 +8,22 @@ mod support;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use fastexec::signal::Notify;
+use fastexec::signal::{Notified, Notify};
 use futures::task::noop_waker;
 use support::{poll_with, quiet_panics, within, CallbackWaker, CountingWake};
 
 /// What the waker of the last test panics with.
 const WAKE_PANIC: &str = "notified waker panics";
+
+/// A waiter of `notify` registered with a waker whose drop calls
+/// `notify_one`; the waiter list holds the only clone of that waker.
+fn waiter_with_notifying_waker(notify: &Arc<Notify>) -> Notified<'_> {
+    let notifier = notify.clone();
+    let waker = CallbackWaker::on_drop(move || notifier.notify_one());
+    let mut notified = notify.notified();
+    assert!(poll_with(&mut notified, &waker).is_pending());
+    notified
+}
 
 /// A registered waiter dropped before it is notified drops its waker,
 /// whose drop notifies: the permit it leaves is there for the next waiter.
@@ -21,13 +31,7 @@ const WAKE_PANIC: &str = "notified waker panics";
 fn a_dropped_waiters_waker_is_dropped_outside_the_lock() {
     within(10, || {
         let notify = Arc::new(Notify::new());
-        let notifier = notify.clone();
-        let waker = CallbackWaker::on_drop(move || notifier.notify_one());
-        let mut notified = notify.notified();
-        assert!(poll_with(&mut notified, &waker).is_pending());
-        // The waiter list holds the only clone now.
-        drop(waker);
-        drop(notified);
+        drop(waiter_with_notifying_waker(&notify));
         let mut next = notify.notified();
         assert!(poll_with(&mut next, &noop_waker()).is_ready());
     })
@@ -39,11 +43,7 @@ fn a_dropped_waiters_waker_is_dropped_outside_the_lock() {
 fn a_replaced_waiters_waker_is_dropped_outside_the_lock() {
     within(10, || {
         let notify = Arc::new(Notify::new());
-        let notifier = notify.clone();
-        let waker = CallbackWaker::on_drop(move || notifier.notify_one());
-        let mut notified = notify.notified();
-        assert!(poll_with(&mut notified, &waker).is_pending());
-        drop(waker);
+        let mut notified = waiter_with_notifying_waker(&notify);
         assert!(poll_with(&mut notified, &noop_waker()).is_pending());
         assert!(poll_with(&mut notified, &noop_waker()).is_ready());
     })

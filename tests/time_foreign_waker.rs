@@ -7,14 +7,14 @@
 mod support;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use fastexec::time::{sleep, Sleep};
 use futures::task::noop_waker;
 use support::{
-    counter, executor, get, poll_with, quiet_panics, spin_until, within, CallbackWaker, TIMEOUT,
+    executor, get, panicking_waker, poll_with, quiet_panics, spin_until, within, CallbackWaker,
+    TIMEOUT,
 };
 
 /// What the wakers of these tests panic with.
@@ -61,12 +61,7 @@ fn a_panicking_timer_waker_leaves_the_worker_running() {
     quiet_panics(WAKE_PANIC);
     within(20, || {
         let ex = executor(1);
-        let woken = counter();
-        let wakes = woken.clone();
-        let waker = CallbackWaker::on_wake(move || {
-            wakes.fetch_add(1, Ordering::SeqCst);
-            panic!("{WAKE_PANIC}");
-        });
+        let (woken, waker) = panicking_waker(WAKE_PANIC);
         // Nothing on this thread fires timers meanwhile: the worker does.
         let sleep = registered_sleep(&ex, Duration::from_millis(1), waker);
         assert!(
@@ -86,12 +81,7 @@ fn dropping_an_executor_with_a_panicking_timer_waker_does_not_panic() {
     quiet_panics(WAKE_PANIC);
     within(20, || {
         let ex = executor(1);
-        let woken = counter();
-        let wakes = woken.clone();
-        let waker = CallbackWaker::on_wake(move || {
-            wakes.fetch_add(1, Ordering::SeqCst);
-            panic!("{WAKE_PANIC}");
-        });
+        let (woken, waker) = panicking_waker(WAKE_PANIC);
         let sleep = registered_sleep(&ex, Duration::from_secs(3600), waker);
         let dropped = catch_unwind(AssertUnwindSafe(|| drop(ex)));
         assert_eq!(get(&woken), 1, "the drop woke the timer");

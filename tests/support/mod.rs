@@ -589,3 +589,15 @@ pub fn poll_shared(shared: &SharedFuture, waker: &std::task::Waker) -> bool {
     let future = slot.as_mut().expect("the future is still there");
     poll_with(future, waker).is_pending()
 }
+
+/// A waker that counts its wakes in the counter returned with it, then
+/// panics with `message`: a foreign waker whose `wake` panics.
+pub fn panicking_waker(message: &'static str) -> (Arc<AtomicUsize>, std::task::Waker) {
+    let woken = counter();
+    let wakes = woken.clone();
+    let waker = CallbackWaker::on_wake(move || {
+        wakes.fetch_add(1, Ordering::SeqCst);
+        panic!("{message}");
+    });
+    (woken, waker)
+}
