@@ -7,7 +7,9 @@
 //! its result, so it never kills a pool thread.
 //!
 //! [`BlockingPool::shutdown`] (also run on drop) **runs the jobs already
-//! queued**, then joins every thread; jobs submitted after it are cancelled.
+//! queued**, then joins every thread; jobs submitted after it are cancelled
+//! (dropped unrun: a panic in the destructor of what such a job captured is
+//! caught, and reported only by the panic hook).
 //! Blocking jobs usually have side effects (a file written, a row
 //! committed), and silently dropping them would be the worse surprise.
 //!
@@ -187,8 +189,12 @@ impl BlockingPool {
         // Weak: a queued task must not keep the pool alive.
         let shared = Arc::downgrade(&self.shared);
         let schedule = move |runnable: Runnable| Shared::submit(&shared, runnable);
+        // The job is dropped unrun if the pool has shut down: async-task
+        // drops the future under an abort-on-panic guard, so the job's own
+        // drop catches a panic of what it captured.
+        let job = DropCaught(Some(job));
         let (runnable, task) = async_task::spawn(
-            async move { catch_unwind(AssertUnwindSafe(job)).map_err(on_panic) },
+            async move { catch_unwind(AssertUnwindSafe(move || job.run())).map_err(on_panic) },
             schedule,
         );
         runnable.schedule();
@@ -414,6 +420,29 @@ impl Shared {
         };
         state.idle -= 1;
         (state, timed_out)
+    }
+}
+
+/// A job, dropped (if it never runs) under `catch_unwind`: a panic from
+/// a destructor of what it captured is reported by the panic hook and
+/// otherwise discarded, as for a task's future.
+struct DropCaught<F>(Option<F>);
+
+impl<F: FnOnce() -> T, T> DropCaught<F> {
+    /// Runs the job; what it captured drops inside the call.
+    fn run(mut self) -> T {
+        let job = self.0.take().expect("a job runs once");
+        job()
+    }
+}
+
+impl<F> Drop for DropCaught<F> {
+    fn drop(&mut self) {
+        if let Some(job) = self.0.take() {
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(move || drop(job))) {
+                crate::task::drop_panic(panic);
+            }
+        }
     }
 }
 

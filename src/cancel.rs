@@ -14,6 +14,16 @@
 //! long-lived parent whose children come and go does not grow. A cancelled
 //! node empties its slab and never links children again (they start
 //! cancelled), so a stale slab index can never name another child.
+//!
+//! # Waking the waiters
+//!
+//! The wakers of [`CancellationToken::cancelled`] futures wait in the
+//! node's [`WaitList`] (see `waiters.rs` for its protocol): a waiter
+//! registers, then checks the flag; `cancel` sets the flag, then wakes the
+//! list, with no lock held, so a waker (a foreign one) may poll or drop its
+//! future on the spot. `cancel` goes down the whole tree before it re-raises
+//! a panic from a waker: every token below is cancelled and every waiter
+//! woken all the same.
 
 // std's Arc: loom's has no Weak, and the reference counts are not what the
 // models check; the flag and the lock come from the shim.
@@ -21,12 +31,12 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 
-use event_listener::{Event, EventListener};
 use slab::Slab;
 
 use crate::sync::{lock, AtomicBool, Mutex, Ordering};
+use crate::waiters::{FirstPanic, Slot, WaitList};
 
 /// A cloneable handle to a cancellation flag that can have child tokens.
 ///
@@ -54,7 +64,8 @@ struct Node {
     /// Written under `children`'s lock; read without it.
     cancelled: AtomicBool,
     /// Wakes the `cancelled()` futures.
-    event: Event,
+    /// Wakers of this token's `cancelled` futures.
+    waiters: WaitList,
     /// Weak handles to the children; emptied when this node is cancelled.
     children: Mutex<Slab<Weak<Node>>>,
     /// Where this node is linked in its parent, if it is.
@@ -103,7 +114,7 @@ impl CancellationToken {
         }
         let node = Arc::new_cyclic(|weak| Node {
             cancelled: AtomicBool::new(false),
-            event: Event::new(),
+            waiters: WaitList::new(),
             children: Mutex::new(Slab::new()),
             parent: Some(ParentLink {
                 node: Arc::clone(&self.node),
@@ -116,6 +127,11 @@ impl CancellationToken {
     /// Cancels this token and every token below it, and wakes every
     /// `cancelled()` future of them. Does nothing if already cancelled.
     ///
+    /// # Panics
+    ///
+    /// If a waker of a `cancelled()` future panics when woken: with that
+    /// panic, once the whole tree is cancelled and every other waker woken.
+    ///
     /// ```
     /// let token = fastexec::cancel::CancellationToken::new();
     /// token.cancel();
@@ -125,9 +141,11 @@ impl CancellationToken {
     pub fn cancel(&self) {
         // An explicit stack rather than recursion: trees may be deep.
         let mut pending = vec![Arc::clone(&self.node)];
+        let mut panic = FirstPanic::default();
         while let Some(node) = pending.pop() {
-            pending.extend(node.cancel_self());
+            pending.extend(node.cancel_self(&mut panic));
         }
+        panic.resume();
     }
 
     /// Whether this token has been cancelled. Once true, it stays true, and
@@ -154,7 +172,7 @@ impl CancellationToken {
     pub fn cancelled(&self) -> WaitForCancellation<'_> {
         WaitForCancellation {
             token: self,
-            listener: None,
+            slot: Slot::default(),
         }
     }
 
@@ -189,7 +207,7 @@ impl Node {
     fn unlinked(cancelled: bool) -> Self {
         Self {
             cancelled: AtomicBool::new(cancelled),
-            event: Event::new(),
+            waiters: WaitList::new(),
             children: Mutex::new(Slab::new()),
             parent: None,
         }
@@ -200,9 +218,10 @@ impl Node {
         self.cancelled.load(Ordering::Acquire)
     }
 
-    /// Sets the flag and wakes the waiters; returns the live children still
-    /// to cancel (none if this node was already cancelled).
-    fn cancel_self(&self) -> Vec<Arc<Node>> {
+    /// Sets the flag and wakes the waiters (keeping a panic from a waker in
+    /// `panic`); returns the live children still to cancel (none if this
+    /// node was already cancelled).
+    fn cancel_self(&self, panic: &mut FirstPanic) -> Vec<Arc<Node>> {
         let children = {
             let mut children = lock(&self.children);
             // Relaxed: the flag is only written under this lock.
@@ -214,9 +233,9 @@ impl Node {
             self.cancelled.store(true, Ordering::Release);
             std::mem::take(&mut *children)
         };
-        // After the store: a future that registered its listener and then
-        // saw the flag unset is woken here.
-        self.event.notify(usize::MAX);
+        // After the store: a future that registered its waker and then saw
+        // the flag unset is woken here.
+        self.waiters.wake_all(panic);
         children
             .into_iter()
             .filter_map(|(_, child)| child.upgrade())
@@ -245,7 +264,7 @@ impl Drop for Node {
 #[must_use = "futures do nothing unless polled"]
 pub struct WaitForCancellation<'a> {
     token: &'a CancellationToken,
-    listener: Option<EventListener>,
+    slot: Slot,
 }
 
 impl Future for WaitForCancellation<'_> {
@@ -253,21 +272,19 @@ impl Future for WaitForCancellation<'_> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        loop {
-            if this.token.is_cancelled() {
-                this.listener = None;
-                return Poll::Ready(());
-            }
-            match &mut this.listener {
-                // Listen first, then re-check the flag: a cancel between the
-                // check above and `listen` is seen by the re-check.
-                None => this.listener = Some(this.token.node.event.listen()),
-                Some(listener) => {
-                    ready!(Pin::new(listener).poll(cx));
-                    this.listener = None;
-                }
-            }
-        }
+        let token = this.token;
+        // Registers, then checks the flag again: a cancel between the first
+        // check and the registration is seen by the second.
+        token
+            .node
+            .waiters
+            .poll_until(&mut this.slot, cx, || token.is_cancelled())
+    }
+}
+
+impl Drop for WaitForCancellation<'_> {
+    fn drop(&mut self) {
+        self.token.node.waiters.unregister(&mut self.slot);
     }
 }
 

@@ -20,7 +20,9 @@ thread_local! {
     /// with one test (no `RefCell` borrow, no separate flags to read).
     static SPAWN_WORKER: Cell<Option<Rc<Worker>>> = const { Cell::new(None) };
     /// Set while `block_on` runs on a thread that is not a worker.
-    static EXECUTOR: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
+    /// In an `Rc` so that [`with_executor`] can hold it past the cell's
+    /// borrow without an atomic operation (see [`with_block_on_executor`]).
+    static EXECUTOR: RefCell<Option<BlockOnExecutor>> = const { RefCell::new(None) };
     /// Whether `EXECUTOR` is set. Destructor-free, so [`with_executor`] on
     /// a worker (where `EXECUTOR` is rarely set) reads one plain cell
     /// instead of `EXECUTOR`'s registration check and borrow. (A worker's
@@ -234,23 +236,32 @@ pub(crate) fn with_executor<R>(f: impl FnOnce(Option<&Arc<Shared>>, Option<&Work
 /// [`with_executor`] on a thread inside `block_on`: the `block_on`'s
 /// executor, which is never this thread's worker's (a worker's `block_on`
 /// of its own executor does not set it).
+///
+/// `f` runs after the cell's borrow ends: it runs user code (a spawn hook,
+/// the destructor of a future spawned onto an executor shut down) that may
+/// start a `block_on` here, which replaces the cell. The `Rc` clone keeps
+/// the executor meanwhile, without an atomic operation per spawn.
 fn with_block_on_executor<R>(f: impl FnOnce(Option<&Arc<Shared>>, Option<&Worker>) -> R) -> R {
-    EXECUTOR.with(|e| match &*e.borrow() {
-        Some(shared) => f(Some(shared), None),
-        None => f(None, None),
-    })
+    let shared = EXECUTOR.with(|e| e.borrow().clone());
+    f(shared.as_deref(), None)
 }
+
+/// The executor of a `block_on` running on this thread, as `EXECUTOR`
+/// holds it: the `Rc` (one allocation per `block_on`) is cloned where the
+/// `Arc` would need an atomic increment per spawn.
+#[allow(clippy::redundant_allocation)]
+type BlockOnExecutor = Rc<Arc<Shared>>;
 
 /// Makes `shared` this thread's executor until the guard drops.
 pub(crate) fn enter_executor(shared: Arc<Shared>) -> ExecutorGuard {
-    let prev = EXECUTOR.with(|e| e.borrow_mut().replace(shared));
+    let prev = EXECUTOR.with(|e| e.borrow_mut().replace(Rc::new(shared)));
     HAS_EXECUTOR.set(true);
     drop(SPAWN_WORKER.take());
     ExecutorGuard(prev)
 }
 
 /// Restores the previous executor of a `block_on` thread.
-pub(crate) struct ExecutorGuard(Option<Arc<Shared>>);
+pub(crate) struct ExecutorGuard(Option<BlockOnExecutor>);
 
 impl Drop for ExecutorGuard {
     fn drop(&mut self) {
@@ -259,7 +270,10 @@ impl Drop for ExecutorGuard {
         if prev.is_none() && WORKER_OF.get() != NOT_A_WORKER {
             SPAWN_WORKER.set(WORKER.with(|w| w.borrow().clone()));
         }
-        EXECUTOR.with(|e| *e.borrow_mut() = prev);
+        // The executor left is dropped after the borrow: if it is the last
+        // reference, its drop may run tasks' destructors.
+        let left = EXECUTOR.with(|e| std::mem::replace(&mut *e.borrow_mut(), prev));
+        drop(left);
     }
 }
 

@@ -74,8 +74,9 @@
 //! arrives: no thread polls. The module docs of `worker`, `idle`,
 //! `queue`, `task_group` and `executor` (in the source) state each protocol
 //! and why it is correct; `loom-tests/` model-checks the ring, the group
-//! counter, the park/notify protocol, the timer queue and the hand-off of
-//! the timer role, `Notify` and the completion protocol of [`deps`].
+//! counter and its waiters, the park/notify protocol, the timer queue and
+//! the hand-off of the timer role, `Notify`, the wake-up of a cancellation
+//! token's waiters and the completion protocol of [`deps`].
 
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
@@ -100,6 +101,7 @@ mod sync;
 pub mod task;
 mod task_group;
 mod wait;
+mod waiters;
 mod worker;
 
 pub mod blocking;

@@ -23,6 +23,8 @@
 //! stays in the slab until the waiter itself completes or is dropped; a
 //! waiter dropped while marked hands the notification to the next waiter,
 //! or back to the permit. Its waker is dropped with it, never woken later.
+//! A waker is woken or dropped only after the lock is released: one the
+//! executor did not make may run code that uses this `Notify` again.
 //!
 //! `notify_all` reaches every [`Notified`] created before it, polled or
 //! not, through a generation counter: a `Notified` keeps the count it saw
@@ -43,6 +45,7 @@ use slab::Slab;
 
 use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
 use crate::time::{timeout_at, Timeout};
+use crate::waiters::FirstPanic;
 
 /// No permit, no waiter.
 const EMPTY: usize = 0;
@@ -123,6 +126,9 @@ impl Notify {
     /// Wakes every waiter: each [`Notified`] made before this call, whether
     /// it has been polled yet or not. Stores no permit.
     ///
+    /// If a waiter's waker panics when woken, the others are woken all the
+    /// same, and then this call panics with that panic.
+    ///
     /// ```
     /// use std::sync::atomic::{AtomicBool, Ordering};
     ///
@@ -164,7 +170,13 @@ impl Notify {
             self.state.store(EMPTY, Ordering::Relaxed);
             wakers
         };
-        wakers.into_iter().for_each(Waker::wake);
+        // Every waiter is woken even if a waker panics; the first panic is
+        // re-raised after.
+        let mut panic = FirstPanic::default();
+        for waker in wakers {
+            panic.catch(move || waker.wake());
+        }
+        panic.resume();
     }
 
     /// A future that completes when this waiter is notified, or at once by
@@ -283,10 +295,13 @@ impl Notify {
     }
 
     /// Unregisters the waiter in `index`; returns a waker to wake if the
-    /// waiter held a `notify_one` that had to be passed on.
-    fn unregister(&self, index: usize) -> Option<Waker> {
+    /// waiter held a `notify_one` that had to be passed on, and the
+    /// waiter's own waker if it still held one, for the caller to drop
+    /// (both after unlocking: a foreign waker's drop may use this `Notify`).
+    fn unregister(&self, index: usize) -> (Option<Waker>, Option<Waker>) {
         let mut waiters = lock(&self.waiters);
-        match waiters.remove(index) {
+        let (notification, own) = waiters.remove(index);
+        let next = match notification {
             Some(Notification::One) => self.notify_one_locked(&mut waiters),
             Some(Notification::All) => None,
             None => {
@@ -296,7 +311,8 @@ impl Notify {
                 }
                 None
             }
-        }
+        };
+        (next, own)
     }
 }
 
@@ -358,7 +374,16 @@ impl Future for Notified<'_> {
                 }
             }
             WaitState::Registered(index) => {
-                lock(&this.notify.waiters).take_notification_or_update(index, cx.waker())
+                let mut replaced = None;
+                let done = lock(&this.notify.waiters).take_notification_or_update(
+                    index,
+                    cx.waker(),
+                    &mut replaced,
+                );
+                // After unlocking: a foreign waker's drop may use this
+                // `Notify`.
+                drop(replaced);
+                done
             }
             WaitState::Done => panic!("fastexec: Notified polled after completion"),
         };
@@ -374,7 +399,9 @@ impl Future for Notified<'_> {
 impl Drop for Notified<'_> {
     fn drop(&mut self) {
         if let WaitState::Registered(index) = self.state {
-            if let Some(waker) = self.notify.unregister(index) {
+            let (next, own) = self.notify.unregister(index);
+            drop(own);
+            if let Some(waker) = next {
                 waker.wake();
             }
         }
@@ -487,19 +514,25 @@ impl Waiters {
     }
 
     /// Frees a waiter's slot, unlinking it if it was not notified; returns
-    /// how it was notified.
-    fn remove(&mut self, index: usize) -> Option<Notification> {
+    /// how it was notified, and its waker if it still held one (for the
+    /// caller to drop after unlocking).
+    fn remove(&mut self, index: usize) -> (Option<Notification>, Option<Waker>) {
         let notification = self.slab[index].notification;
         if notification.is_none() {
             self.unlink(index);
         }
-        self.slab.remove(index);
-        notification
+        (notification, self.slab.remove(index).waker)
     }
 
     /// If the waiter was notified, frees its slot and returns true;
-    /// otherwise makes `waker` the one to wake.
-    fn take_notification_or_update(&mut self, index: usize, waker: &Waker) -> bool {
+    /// otherwise makes `waker` the one to wake, putting the one it replaces
+    /// in `replaced` (for the caller to drop after unlocking).
+    fn take_notification_or_update(
+        &mut self,
+        index: usize,
+        waker: &Waker,
+        replaced: &mut Option<Waker>,
+    ) -> bool {
         let waiter = &mut self.slab[index];
         if waiter.notification.is_some() {
             self.slab.remove(index);
@@ -507,7 +540,7 @@ impl Waiters {
         }
         match &waiter.waker {
             Some(stored) if stored.will_wake(waker) => {}
-            _ => waiter.waker = Some(waker.clone()),
+            _ => *replaced = waiter.waker.replace(waker.clone()),
         }
         false
     }

@@ -40,12 +40,15 @@
 //!   `Arc`), so the drop of the membership, and its own `AcqRel` decrement
 //!   of its group, come after every member's work. The decrementer that
 //!   takes a counter to zero notifies the event.
-//! * **Wait** checks the counter, registers a listener, and checks again
-//!   before sleeping; event-listener's notification is preceded by a `SeqCst`
-//!   fence and listener registration is `SeqCst`, so a decrement to zero that
-//!   races with the registration is seen by one of the two checks. A
-//!   `block_on` drops its own reference to the scope's membership before it
-//!   waits, so its group reaches zero when the last member finishes.
+//! * **Wait** checks the counter, registers its waker in the group's
+//!   [`WaitList`], and checks again before it returns pending; the
+//!   registration and the notification are each followed by a `SeqCst`
+//!   fence (see `waiters.rs`), so a decrement to zero that races with the
+//!   registration is seen by one of the two. The notification wakes the
+//!   waiters with no lock held: a waiter's waker (a foreign one) may poll or
+//!   drop the wait on the spot. A `block_on` drops its own reference to the
+//!   scope's membership before it waits, so its group reaches zero when the
+//!   last member finishes.
 //!
 //! After the final decrement the finishing task still touches the group (to
 //! notify), so the group must outlive the waiter's return: every membership
@@ -58,10 +61,11 @@
 
 use std::fmt;
 use std::future::Future;
-
-use event_listener::Event;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use crate::context;
+use crate::waiters::{FirstPanic, Slot, WaitList};
 use std::task::Waker;
 
 use slab::Slab;
@@ -74,7 +78,8 @@ pub(crate) struct GroupInner {
     /// Live member tasks of an explicit group; live memberships of a
     /// `block_on` group (see the module docs).
     active: AtomicUsize,
-    done: Event,
+    /// Wakers of the group's `wait`ers.
+    done: WaitList,
     /// Whether this is an explicit [`TaskGroup`], which counts its tasks and
     /// can be cancelled; `block_on`'s groups count memberships and cannot be
     /// cancelled, so their members never touch `parked`.
@@ -93,7 +98,7 @@ impl GroupInner {
     fn with_cancel(cancellable: bool) -> Arc<GroupInner> {
         Arc::new(GroupInner {
             active: AtomicUsize::new(0),
-            done: Event::new(),
+            done: WaitList::new(),
             cancellable,
             cancelled: AtomicBool::new(false),
             parked: Mutex::new(Slab::new()),
@@ -134,22 +139,42 @@ impl GroupInner {
         // `active`/`wait`; Acquire orders the notify after every other
         // member's release.
         if self.active.fetch_sub(1, AcqRel) == 1 {
-            self.done.notify(usize::MAX);
+            let mut panic = FirstPanic::default();
+            self.done.wake_all(&mut panic);
+            panic.resume();
         }
     }
 
     /// Resolves once the counter is zero.
-    pub(crate) async fn wait(&self) {
-        loop {
-            if self.active() == 0 {
-                return;
-            }
-            let listener = self.done.listen();
-            if self.active() == 0 {
-                return;
-            }
-            listener.await;
+    pub(crate) fn wait(&self) -> GroupWait<'_> {
+        GroupWait {
+            group: self,
+            slot: Slot::default(),
         }
+    }
+}
+
+/// The future of [`GroupInner::wait`].
+pub(crate) struct GroupWait<'a> {
+    group: &'a GroupInner,
+    slot: Slot,
+}
+
+impl Future for GroupWait<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        let group = this.group;
+        group
+            .done
+            .poll_until(&mut this.slot, cx, || group.active() == 0)
+    }
+}
+
+impl Drop for GroupWait<'_> {
+    fn drop(&mut self) {
+        self.group.done.unregister(&mut self.slot);
     }
 }
 

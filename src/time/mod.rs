@@ -56,6 +56,15 @@
 //! that outlives its executor (polled under it, then moved elsewhere) is
 //! woken as the executor shuts down and registers again, on its next poll,
 //! with the executor it is polled under then, keeping its deadline.
+//!
+//! # Wakers the executor did not make
+//!
+//! A timer keeps whatever waker it was last polled with (a sleep polled by
+//! hand, or under another runtime). The timer queue wakes and drops such
+//! wakers outside its lock, so a waker's `wake` or drop may use timers of
+//! the same executor. A panic in a timer's `wake` is caught where the
+//! timer fires (a worker, a `block_on`, the executor's drop): the panic
+//! hook reports it, and the firing thread goes on with the other timers.
 
 pub(crate) mod driver;
 pub(crate) mod queue;

@@ -25,12 +25,26 @@
 //! fire) need. The price is resolution: deadlines round up to a tick of
 //! 65.536 µs, so a timer fires up to one tick late and never early.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use slab::Slab;
 
 use crate::sync::{lock, AtomicU64, Mutex, Ordering};
+
+/// Wakes each of `wakers`, outside the queue's lock. A timer may hold any
+/// waker (a sleep polled by hand, or under another executor), whose `wake`
+/// may panic: the panic is caught, reported by the panic hook and otherwise
+/// discarded, so that the wakers after it are still woken and the thread
+/// firing them (a worker, a `block_on`, the executor's drop) goes on.
+fn wake_all(wakers: impl IntoIterator<Item = Waker>) {
+    for waker in wakers {
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(move || waker.wake())) {
+            crate::task::drop_panic(panic);
+        }
+    }
+}
 
 /// Names one timer in a [`TimerQueue`].
 ///
@@ -106,13 +120,19 @@ impl TimerQueue {
             wakers
         };
         // Not under the lock: a wake may run arbitrary code.
-        wakers.into_iter().for_each(Waker::wake);
+        wake_all(wakers);
     }
 
     /// Replaces the waker of a pending timer; returns false if the timer is
     /// no longer pending (it fired or was cancelled).
     pub(crate) fn reset_waker(&self, key: TimerKey, waker: &Waker) -> bool {
-        lock(&self.timers).reset_waker(key, waker)
+        let mut replaced = None;
+        let pending = lock(&self.timers).reset_waker(key, waker, &mut replaced);
+        // The old waker may run arbitrary drop code (a foreign executor's
+        // waker may own a task whose timers use this queue): not under the
+        // lock.
+        drop(replaced);
+        pending
     }
 
     /// Removes a timer and drops its waker; does nothing if it already fired
@@ -162,7 +182,7 @@ impl TimerQueue {
                 more
             };
             fired += wakers.len();
-            wakers.drain(..).for_each(Waker::wake);
+            wake_all(wakers.drain(..));
             if !more {
                 return fired;
             }
@@ -275,11 +295,13 @@ impl Timers {
         TimerKey { index, generation }
     }
 
-    fn reset_waker(&mut self, key: TimerKey, waker: &Waker) -> bool {
+    /// Replaces the waker of timer `key`, putting the old one in `replaced`
+    /// for the caller to drop once it unlocks; false if the timer is gone.
+    fn reset_waker(&mut self, key: TimerKey, waker: &Waker, replaced: &mut Option<Waker>) -> bool {
         match self.get_mut(key) {
             Some(entry) => {
                 if !entry.waker.will_wake(waker) {
-                    entry.waker = waker.clone();
+                    *replaced = Some(std::mem::replace(&mut entry.waker, waker.clone()));
                 }
                 true
             }

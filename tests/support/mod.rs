@@ -494,3 +494,110 @@ pub fn quiet_panics(prefix: &'static str) {
         }));
     });
 }
+
+/// A waker whose `wake` and last drop run code a test gives: a foreign
+/// waker that re-enters the executor (polls, drops or notifies what woke
+/// it) or panics, for tests of code that wakes or drops wakers it did not
+/// make.
+pub struct CallbackWaker {
+    on_wake: Box<dyn Fn() + Send + Sync>,
+    on_drop: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl CallbackWaker {
+    /// A waker running `on_wake` at each wake and `on_drop` when its last
+    /// clone is dropped.
+    pub fn waker(
+        on_wake: impl Fn() + Send + Sync + 'static,
+        on_drop: impl FnOnce() + Send + 'static,
+    ) -> std::task::Waker {
+        std::task::Waker::from(Arc::new(CallbackWaker {
+            on_wake: Box::new(on_wake),
+            on_drop: Mutex::new(Some(Box::new(on_drop))),
+        }))
+    }
+
+    /// A waker running `on_wake` at each wake, nothing on drop.
+    pub fn on_wake(on_wake: impl Fn() + Send + Sync + 'static) -> std::task::Waker {
+        Self::waker(on_wake, || {})
+    }
+
+    /// A waker doing nothing when woken, and `on_drop` when dropped.
+    pub fn on_drop(on_drop: impl FnOnce() + Send + 'static) -> std::task::Waker {
+        Self::waker(|| {}, on_drop)
+    }
+}
+
+impl std::task::Wake for CallbackWaker {
+    fn wake(self: Arc<Self>) {
+        (self.on_wake)();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        (self.on_wake)();
+    }
+}
+
+impl Drop for CallbackWaker {
+    fn drop(&mut self) {
+        let on_drop = self
+            .on_drop
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(on_drop) = on_drop {
+            on_drop();
+        }
+    }
+}
+
+/// Polls `future` once with `waker`.
+pub fn poll_with<F: std::future::Future + Unpin>(
+    future: &mut F,
+    waker: &std::task::Waker,
+) -> std::task::Poll<F::Output> {
+    std::pin::Pin::new(future).poll(&mut std::task::Context::from_waker(waker))
+}
+
+/// A future behind a lock, which a waker can poll (or drop) from inside
+/// its `wake`, as an executor that polls inline on wake does.
+pub type SharedFuture =
+    Arc<Mutex<Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>>>;
+
+/// Puts `future` behind a lock, and returns it with a waker that polls it
+/// again inside `wake` (with a no-op waker), dropping it once it is ready.
+pub fn repolled_on_wake(
+    future: impl std::future::Future<Output = ()> + Send + 'static,
+) -> (SharedFuture, std::task::Waker) {
+    let shared: SharedFuture = Arc::new(Mutex::new(Some(Box::pin(future))));
+    let slot = shared.clone();
+    let waker = CallbackWaker::on_wake(move || {
+        let mut slot = slot.lock().unwrap();
+        let ready = slot
+            .as_mut()
+            .is_some_and(|f| poll_with(f, &futures::task::noop_waker()).is_ready());
+        if ready {
+            *slot = None;
+        }
+    });
+    (shared, waker)
+}
+
+/// Polls the future in `shared` once with `waker`; whether it is pending.
+pub fn poll_shared(shared: &SharedFuture, waker: &std::task::Waker) -> bool {
+    let mut slot = shared.lock().unwrap();
+    let future = slot.as_mut().expect("the future is still there");
+    poll_with(future, waker).is_pending()
+}
+
+/// A waker that counts its wakes in the counter returned with it, then
+/// panics with `message`: a foreign waker whose `wake` panics.
+pub fn panicking_waker(message: &'static str) -> (Arc<AtomicUsize>, std::task::Waker) {
+    let woken = counter();
+    let wakes = woken.clone();
+    let waker = CallbackWaker::on_wake(move || {
+        wakes.fetch_add(1, Ordering::SeqCst);
+        panic!("{message}");
+    });
+    (woken, waker)
+}
