@@ -46,7 +46,9 @@
 //!   fence (see `waiters.rs`), so a decrement to zero that races with the
 //!   registration is seen by one of the two. The notification wakes the
 //!   waiters with no lock held: a waiter's waker (a foreign one) may poll or
-//!   drop the wait on the spot. A `block_on` drops its own reference to the
+//!   drop the wait on the spot. A waker that panics is reported by the panic
+//!   hook and otherwise ignored, so that the finishing task still leaves
+//!   every other group it is in. A `block_on` drops its own reference to the
 //!   scope's membership before it waits, so its group reaches zero when the
 //!   last member finishes.
 //!
@@ -141,7 +143,10 @@ impl GroupInner {
         if self.active.fetch_sub(1, AcqRel) == 1 {
             let mut panic = FirstPanic::default();
             self.done.wake_all(&mut panic);
-            panic.resume();
+            // The leaver is the executor finishing a task, which must go on
+            // to leave the groups around this one: a waker's panic is not
+            // re-raised into it.
+            panic.discard();
         }
     }
 

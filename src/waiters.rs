@@ -163,6 +163,15 @@ impl FirstPanic {
         }
     }
 
+    /// Drops the panic kept, if any (the panic hook reported it when it
+    /// happened), for a caller that is the executor rather than user code:
+    /// re-raised there, it would unwind through the executor's bookkeeping.
+    pub(crate) fn discard(self) {
+        if let Some(panic) = self.0 {
+            crate::task::drop_panic(panic);
+        }
+    }
+
     /// Re-raises the panic kept, if any.
     pub(crate) fn resume(self) {
         if let Some(panic) = self.0 {
