@@ -982,9 +982,7 @@ fn outcome<T>(
 ) -> Begun<T> {
     match called {
         Ok(Poll::Ready(result)) => match timeout {
-            Some(limit) if overran(body, began, limit) => {
-                Begun::Over(Err(TaskError::TimedOut(limit)))
-            }
+            Some(limit) if overran(body, began, limit) => Begun::Over(Err(too_late(result, limit))),
             _ => Begun::Over(result.map_err(TaskError::from)),
         },
         Ok(Poll::Pending) => Begun::Pending(Attempt {
@@ -1012,6 +1010,16 @@ fn outcome<T>(
 #[inline(never)]
 fn overran<T>(body: &dyn TaskBody<T>, began: Instant, limit: Duration) -> bool {
     body.is_sync() && began.elapsed() > limit
+}
+
+/// The error of a sync attempt that returned `result` past its time limit
+/// (`limit`), which is dropped, quietly: a panic from its destructor must
+/// not unwind out of the runner.
+#[cold]
+#[inline(never)]
+fn too_late<T>(result: Result<T, super::BoxError>, limit: Duration) -> TaskError {
+    drop_caught(result);
+    TaskError::TimedOut(limit)
 }
 
 /// What [`begin`] gives.
