@@ -60,7 +60,7 @@
 //! * the output or error of an attempt whose task was cancelled while it
 //!   ran, and a failed attempt's error once the task's next outcome
 //!   replaces it (the next attempt's, or the reason it was cancelled), go
-//!   to [`Effects::released`], which the caller drops after the lock,
+//!   to [`Effects::release`], which the caller drops after the lock,
 //!   catching a panic from a destructor;
 //! * the tasks of a batch [`Core::add`] refuses are given back with the
 //!   error.
@@ -289,11 +289,11 @@ pub(crate) struct Effects<T> {
     pub(crate) runners: u32,
     /// Nodes whose attempt failed and are due for a retry after this wait.
     pub(crate) retries: Vec<(u32, Duration)>,
-    /// Drivers of cancelled running tasks: abort them.
-    pub(crate) abort: Vec<JoinHandle<()>>,
-    /// User values the transitions let go of: drop them (see "User values"
-    /// in the module docs).
-    pub(crate) released: Vec<Released<T>>,
+    /// What the transitions let go of: drivers of cancelled running tasks
+    /// to abort, and user values to drop (see "User values" in the module
+    /// docs). One list for both, so that the test for work to do after a
+    /// transition costs no more than it did with the drivers alone.
+    pub(crate) release: Vec<Release<T>>,
     /// Some node reached a terminal state: wake waiters for tasks.
     pub(crate) changed: bool,
     /// Every node is now terminal: wake waiters for the whole run.
@@ -305,25 +305,38 @@ impl<T> Default for Effects<T> {
         Effects {
             runners: 0,
             retries: Vec::new(),
-            abort: Vec::new(),
-            released: Vec::new(),
+            release: Vec::new(),
             changed: false,
             finished: false,
         }
     }
 }
 
-/// A user value a transition let go of, whose destructor must not run
-/// under the lock (see "User values" in the module docs). Held only to be
-/// dropped: nothing reads it.
-#[allow(dead_code)]
-pub(crate) enum Released<T> {
+/// Something a transition let go of, for the caller to act on after the
+/// lock (see [`Effects::release`]).
+pub(crate) enum Release<T> {
+    /// The driver of a cancelled running task: abort it.
+    Abort(JoinHandle<()>),
+    /// A user value, whose destructor must not run under the lock (see
+    /// "User values" in the module docs): drop it.
+    Drop(Dropped<T>),
+}
+
+/// The user values of [`Release::Drop`], held only to be dropped: nothing
+/// reads them.
+pub(crate) enum Dropped<T> {
     /// The output of an attempt whose task was cancelled while it ran.
-    Output(Arc<T>),
+    Output(#[allow(dead_code)] Arc<T>),
     /// The error of a failed attempt, replaced by the task's next outcome
     /// (another attempt's, or the reason it was cancelled); or the error of
     /// an attempt whose task was cancelled while it ran.
-    Error(TaskError),
+    Error(#[allow(dead_code)] TaskError),
+}
+
+impl<T> Release<T> {
+    fn error(error: TaskError) -> Self {
+        Release::Drop(Dropped::Error(error))
+    }
 }
 
 /// Everything an attempt needs, taken under the lock. Its `body` is lent:
@@ -530,23 +543,21 @@ impl<T> Core<T> {
         &self.cold(i).id
     }
 
-    /// Validates and inserts a batch whole, or changes nothing.
-    /// `running` says whether a run is under way (then a finished run
-    /// refuses, and ready nodes get runners). A refused batch is given
-    /// back with the error, for the caller to drop outside the lock (see
-    /// "User values" in the module docs).
+    /// Validates and inserts a batch whole (taking the tasks out of
+    /// `tasks`), or changes nothing. `running` says whether a run is under
+    /// way (then a finished run refuses, and ready nodes get runners). A
+    /// refused batch stays in `tasks`, for the caller to drop outside the
+    /// lock (see "User values" in the module docs).
     pub(crate) fn add(
         &mut self,
-        tasks: Vec<Task<T>>,
+        tasks: &mut Vec<Task<T>>,
         running: bool,
-    ) -> Result<Effects<T>, (GraphError, Vec<Task<T>>)> {
-        let plan = match self.check(&tasks, running) {
-            Ok(plan) => plan,
-            Err(error) => return Err((error, tasks)),
-        };
+    ) -> Result<Effects<T>, GraphError> {
+        let plan = self.check(tasks, running)?;
         if tasks.iter().any(|t| t.priority != 0) {
             self.rank();
         }
+        let tasks = mem::take(tasks);
         let mut slots: Vec<Option<Task<T>>> = tasks.into_iter().map(Some).collect();
         let mut node_of = vec![0u32; slots.len()];
         let mut effects = Effects::default();
@@ -1109,11 +1120,11 @@ impl<T> Core<T> {
             if let Some(h) = rare.handle.take() {
                 // Our own driver is finishing: detach. Someone else's: abort.
                 if state == TaskState::Cancelled {
-                    fx.abort.push(h);
+                    fx.release.push(Release::Abort(h));
                 }
             }
             let replaced = mem::replace(&mut rare.error, error);
-            fx.released.extend(replaced.map(Released::Error));
+            fx.release.extend(replaced.map(Release::error));
             node.has_extras = true;
         }
         node.paused_from = None;
@@ -1152,7 +1163,8 @@ impl<T> Core<T> {
         if !self.node(i).attempt_counts() {
             // Cancelled while the attempt ran: the output is dropped, by
             // the caller.
-            fx.released.extend(output.map(Released::Output));
+            let output = output.map(|out| Release::Drop(Dropped::Output(out)));
+            fx.release.extend(output);
             return;
         }
         self.close_span(i, now, Outcome::Completed);
@@ -1289,7 +1301,7 @@ impl<T> Core<T> {
         fx: &mut Effects<T>,
     ) -> Option<Duration> {
         if !self.node(i).attempt_counts() {
-            fx.released.push(Released::Error(error));
+            fx.release.push(Release::error(error));
             return None;
         }
         self.close_span(i, now, outcome_of(&error));
@@ -1300,7 +1312,7 @@ impl<T> Core<T> {
             self.node_mut(i).has_extras = true;
             let rare = self.rare_mut(i);
             let replaced = rare.error.replace(error);
-            fx.released.extend(replaced.map(Released::Error));
+            fx.release.extend(replaced.map(Release::error));
             rare.retry_at = now.checked_add(delay);
             // A pause requested during the attempt, which ended with no
             // checkpoint: between attempts it takes effect at once (see

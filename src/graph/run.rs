@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use event_listener::Event;
 
-use super::core::{is_unit, AttemptStart, Core, Effects, Retry, MAX_BATCH};
+use super::core::{is_unit, AttemptStart, Core, Effects, Release, Retry, MAX_BATCH};
 use super::task::{Body, BodyFuture, Refill, TaskBody};
 use super::TaskState;
 use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError};
@@ -226,8 +226,9 @@ impl<T: Send + Sync + 'static> Graph<T> {
         tasks: impl IntoIterator<Item = Task<T>>,
     ) -> Result<(), GraphError> {
         // Ready nodes are spawned by `start`, so the effects are not needed yet.
-        let added = self.core.add(tasks.into_iter().collect(), false);
-        added.map(drop).map_err(|(error, _refused)| error)
+        self.core
+            .add(&mut tasks.into_iter().collect(), false)
+            .map(drop)
     }
 
     /// The number of tasks.
@@ -341,12 +342,7 @@ impl<T: Send + Sync + 'static> Shared<T> {
         // transition; if before, its increment happens before our lock
         // acquisition and so before this load, which sees it.
         let notify = fx.finished || (fx.changed && self.watchers.load(Ordering::Relaxed) > 0);
-        if fx.runners > 0
-            || !fx.retries.is_empty()
-            || !fx.abort.is_empty()
-            || !fx.released.is_empty()
-            || notify
-        {
+        if fx.runners > 0 || !fx.retries.is_empty() || !fx.release.is_empty() || notify {
             self.carry_out(fx, notify);
         }
     }
@@ -354,11 +350,6 @@ impl<T: Send + Sync + 'static> Shared<T> {
     /// [`Shared::apply`] when there is something to do.
     #[inline(never)]
     fn carry_out(self: &Arc<Self>, fx: Effects<T>, notify: bool) {
-        // First, so that a waiter woken below finds them dropped. A panic
-        // from a destructor fails nothing (the panic hook reports it).
-        for value in fx.released {
-            drop_caught(value);
-        }
         for _ in 0..fx.runners {
             let runner = Member::new(self, Role::Runner);
             self.scope.spawn(run_ready(runner)).detach();
@@ -366,8 +357,14 @@ impl<T: Send + Sync + 'static> Shared<T> {
         for (i, delay) in fx.retries {
             self.drive_apart(i, Resume::Backoff(delay), None);
         }
-        for mut handle in fx.abort {
-            handle.abort();
+        // Before the wake-ups, so that a waiter woken finds the values
+        // dropped. A panic from a destructor fails nothing (the panic hook
+        // reports it).
+        for release in fx.release {
+            match release {
+                Release::Abort(mut handle) => handle.abort(),
+                Release::Drop(value) => drop_caught(value),
+            }
         }
         if notify {
             self.changed.notify(usize::MAX);
@@ -1227,7 +1224,7 @@ fn drop_quietly(payload: Box<dyn Any + Send>) {
     }
 }
 
-/// Drops `value`, a user value (see `core::Released`) the run lets go of, catching
+/// Drops `value`, a user value (see `core::Dropped`) the run lets go of, catching
 /// a panic from its destructor (and from that panic's payload: see
 /// [`drop_quietly`]), which would otherwise unwind out of the runner or
 /// driver, or out of a call on the run in the middle of its work.
@@ -1579,16 +1576,13 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// As [`add_task`](Self::add_task) and [`Graph::add_batch`]: nothing
     /// of the batch is added.
     pub fn add_batch(&self, tasks: impl IntoIterator<Item = Task<T>>) -> Result<(), GraphError> {
-        let added = self.shared.lock().add(tasks.into_iter().collect(), true);
-        match added {
-            Ok(fx) => {
-                self.shared.apply(fx);
-                Ok(())
-            }
-            // The refused tasks are dropped here, outside the lock: their
-            // bodies' captures may call into the run.
-            Err((error, _refused)) => Err(error),
-        }
+        let mut tasks = tasks.into_iter().collect();
+        let added = self.shared.lock().add(&mut tasks, true);
+        // Refused, the tasks are dropped here, outside the lock: their
+        // bodies' captures may call into the run.
+        drop(tasks);
+        self.shared.apply(added?);
+        Ok(())
     }
 
     /// Waits for one task to end: its output, or why it has none.
