@@ -140,42 +140,46 @@ fn cancel_reason(report: &Report<Out>, id: &str) -> Option<CancelReason> {
     }
 }
 
-// Outputs of attempts whose task was cancelled while they ran.
+// Outputs and errors of attempts whose task was cancelled while they ran.
+
+/// Runs the one task `x` (made of a sender for [`asks`]), whose attempt
+/// cancels `x` and ends with a value whose destructor asks for the state
+/// of `x`: checks that it saw `x` cancelled.
+fn check_cancelled_itself(x: impl FnOnce(Sender<Option<TaskState>>) -> Task<Out>) {
+    let (tx, rx) = mpsc::channel();
+    let mut g = Graph::<Out>::new();
+    g.add(x(tx)).unwrap();
+    let report = run_on_one_worker(g);
+    assert_eq!(seen(&rx), Some(TaskState::Cancelled));
+    assert_eq!(cancel_reason(&report, "x"), Some(CancelReason::Requested));
+}
 
 /// A sync body that cancels its own task, then returns an output whose
 /// destructor asks the run for the task's state. A runner records it.
 #[test]
 fn a_runner_drops_the_output_of_a_cancelled_attempt_outside_the_lock() {
-    let (tx, rx) = mpsc::channel();
-    let mut g = Graph::<Out>::new();
-    g.add(Task::sync("x", move |inp| {
-        inp.run().cancel("x").unwrap();
-        Ok(Out::with(asks(inp.run(), "x", &tx)))
-    }))
-    .unwrap();
-    let report = run_on_one_worker(g);
-    assert_eq!(seen(&rx), Some(TaskState::Cancelled));
-    assert_eq!(cancel_reason(&report, "x"), Some(CancelReason::Requested));
+    check_cancelled_itself(|tx| {
+        Task::sync("x", move |inp| {
+            inp.run().cancel("x").unwrap();
+            Ok(Out::with(asks(inp.run(), "x", &tx)))
+        })
+    });
 }
 
 /// The same from an async body whose attempt went asynchronous first: a
 /// driver records it.
 #[test]
 fn a_driver_drops_the_output_of_a_cancelled_attempt_outside_the_lock() {
-    let (tx, rx) = mpsc::channel();
-    let mut g = Graph::<Out>::new();
-    g.add(Task::new("x", move |inp| {
-        let tx = tx.clone();
-        async move {
-            fastexec::yield_now().await;
-            inp.run().cancel("x").unwrap();
-            Ok(Out::with(asks(inp.run(), "x", &tx)))
-        }
-    }))
-    .unwrap();
-    let report = run_on_one_worker(g);
-    assert_eq!(seen(&rx), Some(TaskState::Cancelled));
-    assert_eq!(cancel_reason(&report, "x"), Some(CancelReason::Requested));
+    check_cancelled_itself(|tx| {
+        Task::new("x", move |inp| {
+            let tx = tx.clone();
+            async move {
+                fastexec::yield_now().await;
+                inp.run().cancel("x").unwrap();
+                Ok(Out::with(asks(inp.run(), "x", &tx)))
+            }
+        })
+    });
 }
 
 /// Such an output whose destructor panics, in the batch of a task of its
@@ -294,16 +298,12 @@ fn a_cancel_whose_replaced_error_panics_when_dropped_takes_effect() {
 /// destructor asks for the task's state.
 #[test]
 fn the_error_of_a_cancelled_attempt_is_dropped_outside_the_lock() {
-    let (tx, rx) = mpsc::channel();
-    let mut g = Graph::<Out>::new();
-    g.add(Task::sync("x", move |inp| {
-        inp.run().cancel("x").unwrap();
-        Err(failure(asks(inp.run(), "x", &tx)))
-    }))
-    .unwrap();
-    let report = run_on_one_worker(g);
-    assert_eq!(seen(&rx), Some(TaskState::Cancelled));
-    assert_eq!(cancel_reason(&report, "x"), Some(CancelReason::Requested));
+    check_cancelled_itself(|tx| {
+        Task::sync("x", move |inp| {
+            inp.run().cancel("x").unwrap();
+            Err(failure(asks(inp.run(), "x", &tx)))
+        })
+    });
 }
 
 // Bodies of tasks added while the run goes on.
