@@ -44,6 +44,30 @@
 //! the ids its inputs can show ([`Names`]) are made only when a body asks:
 //! a plain task allocates nothing but its node, its id and its body.
 //!
+//! # User values
+//!
+//! Bodies (and what they captured), outputs and errors are the user's
+//! values: their destructors may call into the run (whose lock is not
+//! re-entrant) or panic. The core never drops one under the lock, where
+//! the first would deadlock and the second would unwind out of a
+//! transition half done. It keeps each until the caller has released the
+//! lock:
+//!
+//! * bodies of nodes that ended, also those added to a stopped run (or
+//!   after a failed or cancelled dependency), which are terminal from the
+//!   start, are retired ([`Core::take_retired`]); bodies given back after
+//!   the run ended are late ([`Core::take_late`]);
+//! * the output or error of an attempt whose task was cancelled while it
+//!   ran, and a failed attempt's error once the task's next outcome
+//!   replaces it (the next attempt's, or the reason it was cancelled), go
+//!   to [`Effects::release`], which the caller drops after the lock,
+//!   catching a panic from a destructor;
+//! * the tasks of a batch [`Core::add`] refuses are given back with the
+//!   error.
+//!
+//! The outputs of completed nodes stay in the core for the run's life, so
+//! an attempt's inputs, which share them, never hold their last reference.
+//!
 //! # Runners
 //!
 //! Ready nodes wait in the ready queue until a *runner* (a task of `run.rs`
@@ -66,7 +90,7 @@ use super::inputs::Outputs;
 use super::policy::Budget;
 use super::report::AttemptOutcome as Outcome;
 use super::task::{Body, Task};
-use super::validate::{validate, Dep};
+use super::validate::{validate, Dep, Plan};
 use super::{Blocked, Demand, PauseControl, PauseError, PausedFrom, ReadySet, SchedulerConfig};
 use super::{CancelReason, GraphError, RetryPolicy, TaskError, TaskId, TaskState};
 use crate::JoinHandle;
@@ -259,19 +283,60 @@ pub(crate) struct Span {
 }
 
 /// What the caller must do after transitions, outside the lock.
-#[derive(Default)]
 #[must_use]
-pub(crate) struct Effects {
+pub(crate) struct Effects<T> {
     /// How many runners to spawn (already counted in `Core::runners`).
     pub(crate) runners: u32,
     /// Nodes whose attempt failed and are due for a retry after this wait.
     pub(crate) retries: Vec<(u32, Duration)>,
-    /// Drivers of cancelled running tasks: abort them.
-    pub(crate) abort: Vec<JoinHandle<()>>,
+    /// What the transitions let go of: drivers of cancelled running tasks
+    /// to abort, and user values to drop (see "User values" in the module
+    /// docs). One list for both, so that the test for work to do after a
+    /// transition costs no more than it did with the drivers alone.
+    pub(crate) release: Vec<Release<T>>,
     /// Some node reached a terminal state: wake waiters for tasks.
     pub(crate) changed: bool,
     /// Every node is now terminal: wake waiters for the whole run.
     pub(crate) finished: bool,
+}
+
+impl<T> Default for Effects<T> {
+    fn default() -> Self {
+        Effects {
+            runners: 0,
+            retries: Vec::new(),
+            release: Vec::new(),
+            changed: false,
+            finished: false,
+        }
+    }
+}
+
+/// Something a transition let go of, for the caller to act on after the
+/// lock (see [`Effects::release`]).
+pub(crate) enum Release<T> {
+    /// The driver of a cancelled running task: abort it.
+    Abort(JoinHandle<()>),
+    /// A user value, whose destructor must not run under the lock (see
+    /// "User values" in the module docs): drop it.
+    Drop(Dropped<T>),
+}
+
+/// The user values of [`Release::Drop`], held only to be dropped: nothing
+/// reads them.
+pub(crate) enum Dropped<T> {
+    /// The output of an attempt whose task was cancelled while it ran.
+    Output(#[allow(dead_code)] Arc<T>),
+    /// The error of a failed attempt, replaced by the task's next outcome
+    /// (another attempt's, or the reason it was cancelled); or the error of
+    /// an attempt whose task was cancelled while it ran.
+    Error(#[allow(dead_code)] TaskError),
+}
+
+impl<T> Release<T> {
+    fn error(error: TaskError) -> Self {
+        Release::Drop(Dropped::Error(error))
+    }
 }
 
 /// Everything an attempt needs, taken under the lock. Its `body` is lent:
@@ -294,7 +359,7 @@ pub(crate) enum Retry<T> {
     /// control's checkpoint for the resume (or the cancel), then ask again.
     Paused(PauseControl),
     /// No attempt: the task has ended (or just did, with these effects).
-    Over(Effects),
+    Over(Effects<T>),
 }
 
 /// Whether every value of `T` is alike and dropping one does nothing (as
@@ -478,32 +543,21 @@ impl<T> Core<T> {
         &self.cold(i).id
     }
 
-    /// Validates and inserts a batch whole, or changes nothing.
-    /// `running` says whether a run is under way (then a finished run
-    /// refuses, and ready nodes get runners).
+    /// Validates and inserts a batch whole (taking the tasks out of
+    /// `tasks`), or changes nothing. `running` says whether a run is under
+    /// way (then a finished run refuses, and ready nodes get runners). A
+    /// refused batch stays in `tasks`, for the caller to drop outside the
+    /// lock (see "User values" in the module docs).
     pub(crate) fn add(
         &mut self,
-        tasks: Vec<Task<T>>,
+        tasks: &mut Vec<Task<T>>,
         running: bool,
-    ) -> Result<Effects, GraphError> {
-        if running && self.is_done() {
-            return Err(GraphError::Finished);
-        }
-        let pairs: Vec<(&TaskId, &[TaskId])> =
-            tasks.iter().map(|t| (&t.id, t.deps.as_slice())).collect();
-        let plan = validate(&self.index, &pairs)?;
-        drop(pairs);
-        if let Some(task) = tasks.iter().find(|t| t.timeout == Some(Duration::ZERO)) {
-            return Err(GraphError::ZeroTimeout {
-                task: task.id.clone(),
-            });
-        }
-        for task in &tasks {
-            self.budget.check_submission(&task.id, &task.demand)?;
-        }
+    ) -> Result<Effects<T>, GraphError> {
+        let plan = self.check(tasks, running)?;
         if tasks.iter().any(|t| t.priority != 0) {
             self.rank();
         }
+        let tasks = mem::take(tasks);
         let mut slots: Vec<Option<Task<T>>> = tasks.into_iter().map(Some).collect();
         let mut node_of = vec![0u32; slots.len()];
         let mut effects = Effects::default();
@@ -529,6 +583,26 @@ impl<T> Core<T> {
         Ok(effects)
     }
 
+    /// Whether a batch may be added (see [`Core::add`]): its plan, or why
+    /// not.
+    fn check(&self, tasks: &[Task<T>], running: bool) -> Result<Plan, GraphError> {
+        if running && self.is_done() {
+            return Err(GraphError::Finished);
+        }
+        let pairs: Vec<(&TaskId, &[TaskId])> =
+            tasks.iter().map(|t| (&t.id, t.deps.as_slice())).collect();
+        let plan = validate(&self.index, &pairs)?;
+        if let Some(task) = tasks.iter().find(|t| t.timeout == Some(Duration::ZERO)) {
+            return Err(GraphError::ZeroTimeout {
+                task: task.id.clone(),
+            });
+        }
+        for task in tasks {
+            self.budget.check_submission(&task.id, &task.demand)?;
+        }
+        Ok(plan)
+    }
+
     /// Reserves room for `additional` more nodes in the tables that grow
     /// with the graph: the nodes, their slow-path parts, the index of ids,
     /// the ready queue, and the bodies retired at the end.
@@ -543,7 +617,13 @@ impl<T> Core<T> {
         self.retired.reserve(self.nodes.len() + additional);
     }
 
-    fn insert(&mut self, task: Task<T>, deps: Edges, now: Instant, effects: &mut Effects) -> u32 {
+    fn insert(
+        &mut self,
+        task: Task<T>,
+        deps: Edges,
+        now: Instant,
+        effects: &mut Effects<T>,
+    ) -> u32 {
         let me = u32::try_from(self.nodes.len()).expect("more than u32::MAX tasks");
         let (state, unmet, error) = self.initial_state(&deps);
         for &d in deps.iter() {
@@ -557,8 +637,16 @@ impl<T> Core<T> {
                 ..Rare::default()
             })
         });
+        let body = if state.is_terminal() {
+            // Retired, as the body of a node that ended: not dropped here,
+            // under the lock, halfway through the insertion.
+            self.retired.push(task.body);
+            None
+        } else {
+            Some(task.body)
+        };
         self.nodes.push(Node {
-            body: (!state.is_terminal()).then_some(task.body),
+            body,
             timeout: task.timeout,
             options: Options::of(task.retry, task.priority, task.demand),
             n_deps: u32::try_from(deps.len()).expect("fewer than u32::MAX dependencies"),
@@ -717,7 +805,7 @@ impl<T> Core<T> {
     /// bodies for the tasks there are, so that it does not grow (and copy)
     /// while tasks run. (`spans` is not sized: most tasks write no record
     /// there.)
-    pub(crate) fn prepare_run(&mut self, workers: Option<usize>, fx: &mut Effects) {
+    pub(crate) fn prepare_run(&mut self, workers: Option<usize>, fx: &mut Effects<T>) {
         if let Some(workers) = workers {
             let workers = u32::try_from(workers).unwrap_or(u32::MAX).max(1);
             self.max_runners = self.max_runners.min(workers);
@@ -782,7 +870,7 @@ impl<T> Core<T> {
 
     /// Asks for runners while ready nodes outnumber them (see the module docs).
     #[inline]
-    pub(crate) fn wake_runners(&mut self, fx: &mut Effects) {
+    pub(crate) fn wake_runners(&mut self, fx: &mut Effects<T>) {
         let queued = u32::try_from(self.ready.len()).unwrap_or(u32::MAX);
         let wanted = queued.min(self.max_runners).saturating_sub(self.runners);
         self.runners += wanted;
@@ -983,7 +1071,7 @@ impl<T> Core<T> {
         i: u32,
         result: Result<Option<Arc<T>>, TaskError>,
         now: Instant,
-        fx: &mut Effects,
+        fx: &mut Effects<T>,
     ) -> Option<Duration> {
         match result {
             Ok(output) => {
@@ -1013,7 +1101,7 @@ impl<T> Core<T> {
         state: TaskState,
         error: Option<TaskError>,
         now: Instant,
-        fx: &mut Effects,
+        fx: &mut Effects<T>,
     ) {
         if self.node(i).state == TaskState::Ready {
             self.unready(i);
@@ -1032,10 +1120,11 @@ impl<T> Core<T> {
             if let Some(h) = rare.handle.take() {
                 // Our own driver is finishing: detach. Someone else's: abort.
                 if state == TaskState::Cancelled {
-                    fx.abort.push(h);
+                    fx.release.push(Release::Abort(h));
                 }
             }
-            rare.error = error;
+            let replaced = mem::replace(&mut rare.error, error);
+            fx.release.extend(replaced.map(Release::error));
             node.has_extras = true;
         }
         node.paused_from = None;
@@ -1070,9 +1159,13 @@ impl<T> Core<T> {
     /// The attempt of node `i` produced `output`. Releases dependents by
     /// decrementing their counters: O(out-degree).
     #[inline]
-    fn complete(&mut self, i: u32, output: Option<Arc<T>>, now: Instant, fx: &mut Effects) {
+    fn complete(&mut self, i: u32, output: Option<Arc<T>>, now: Instant, fx: &mut Effects<T>) {
         if !self.node(i).attempt_counts() {
-            return; // cancelled while the attempt ran: the output is dropped
+            // Cancelled while the attempt ran: the output is dropped, by
+            // the caller.
+            let output = output.map(|out| Release::Drop(Dropped::Output(out)));
+            fx.release.extend(output);
+            return;
         }
         self.close_span(i, now, Outcome::Completed);
         debug_assert!(output.is_some() || self.unit.get().is_some());
@@ -1126,7 +1219,7 @@ impl<T> Core<T> {
         body: Body<T>,
         (began, ended): (Instant, Instant),
         result: Result<Option<Arc<T>>, Box<TaskError>>,
-        fx: &mut Effects,
+        fx: &mut Effects<T>,
     ) -> Option<Duration> {
         let node = self.node(i);
         let plain = node.state == TaskState::Running && !node.has_extras && !node.holds_budget;
@@ -1148,7 +1241,7 @@ impl<T> Core<T> {
         body: Body<T>,
         (began, ended): (Instant, Instant),
         result: Result<Option<Arc<T>>, TaskError>,
-        fx: &mut Effects,
+        fx: &mut Effects<T>,
     ) -> Option<Duration> {
         self.give_back(i, body);
         self.began_at(i, began);
@@ -1163,7 +1256,7 @@ impl<T> Core<T> {
         body: Body<T>,
         (began, ended): (Instant, Instant),
         output: Option<Arc<T>>,
-        fx: &mut Effects,
+        fx: &mut Effects<T>,
     ) {
         debug_assert!(output.is_some() || self.unit.get().is_some());
         let node = self.node_mut(i);
@@ -1205,9 +1298,10 @@ impl<T> Core<T> {
         i: u32,
         error: TaskError,
         now: Instant,
-        fx: &mut Effects,
+        fx: &mut Effects<T>,
     ) -> Option<Duration> {
         if !self.node(i).attempt_counts() {
+            fx.release.push(Release::error(error));
             return None;
         }
         self.close_span(i, now, outcome_of(&error));
@@ -1217,7 +1311,8 @@ impl<T> Core<T> {
             let delay = retry.jittered_backoff(node.attempts);
             self.node_mut(i).has_extras = true;
             let rare = self.rare_mut(i);
-            rare.error = Some(error);
+            let replaced = rare.error.replace(error);
+            fx.release.extend(replaced.map(Release::error));
             rare.retry_at = now.checked_add(delay);
             // A pause requested during the attempt, which ended with no
             // checkpoint: between attempts it takes effect at once (see
@@ -1238,7 +1333,7 @@ impl<T> Core<T> {
 
     /// Node `i` failed for good: its dependents, transitively, become
     /// upstream-failed (or, fail-fast, everything else is cancelled).
-    fn fail(&mut self, i: u32, error: TaskError, now: Instant, fx: &mut Effects) {
+    fn fail(&mut self, i: u32, error: TaskError, now: Instant, fx: &mut Effects<T>) {
         self.settle(i, TaskState::Failed, Some(error), now, fx);
         let root = self.id(i).clone();
         self.doom_dependents(i, now, fx, |_| {
@@ -1260,7 +1355,7 @@ impl<T> Core<T> {
         &mut self,
         i: u32,
         now: Instant,
-        fx: &mut Effects,
+        fx: &mut Effects<T>,
         verdict: impl Fn(u32) -> (TaskState, TaskError),
     ) {
         let mut stack = self.node(i).dependents.to_vec();
@@ -1277,7 +1372,7 @@ impl<T> Core<T> {
 
     /// Cancels node `i` (if not terminal) and its dependents, transitively.
     /// Idempotent: cancelling a task that has ended does nothing.
-    pub(crate) fn cancel(&mut self, i: u32, reason: CancelReason, now: Instant) -> Effects {
+    pub(crate) fn cancel(&mut self, i: u32, reason: CancelReason, now: Instant) -> Effects<T> {
         let mut fx = Effects::default();
         if self.node(i).state.is_terminal() {
             return fx;
@@ -1292,13 +1387,13 @@ impl<T> Core<T> {
         fx
     }
 
-    fn cancel_one(&mut self, i: u32, reason: CancelReason, now: Instant, fx: &mut Effects) {
+    fn cancel_one(&mut self, i: u32, reason: CancelReason, now: Instant, fx: &mut Effects<T>) {
         self.close_span(i, now, Outcome::Cancelled);
         let error = TaskError::Cancelled(reason);
         self.settle(i, TaskState::Cancelled, Some(error), now, fx);
     }
 
-    fn cancel_all(&mut self, reason: CancelReason, now: Instant, fx: &mut Effects) {
+    fn cancel_all(&mut self, reason: CancelReason, now: Instant, fx: &mut Effects<T>) {
         for i in 0..self.nodes.len() as u32 {
             if !self.node(i).state.is_terminal() {
                 self.cancel_one(i, reason.clone(), now, fx);
@@ -1312,7 +1407,7 @@ impl<T> Core<T> {
     /// tasks waiting out a backoff before a retry (running, with no
     /// attempt open): the retry would be cancelled when due, and the run
     /// need not wait for it (their drivers are aborted).
-    pub(crate) fn stop(&mut self, now: Instant) -> Effects {
+    pub(crate) fn stop(&mut self, now: Instant) -> Effects<T> {
         let mut fx = Effects::default();
         self.stopped = true;
         for i in 0..self.nodes.len() as u32 {
@@ -1347,7 +1442,7 @@ impl<T> Core<T> {
         driver: Option<u32>,
         reason: CancelReason,
         now: Instant,
-    ) -> (Effects, Option<JoinHandle<()>>) {
+    ) -> (Effects<T>, Option<JoinHandle<()>>) {
         let mut fx = Effects::default();
         if runner {
             self.runners = self.runners.saturating_sub(1);
@@ -1434,7 +1529,7 @@ impl<T> Core<T> {
         request: u64,
         timeout: Duration,
         now: Instant,
-    ) -> Effects {
+    ) -> Effects<T> {
         match self.control(i) {
             Some(control) if control.time_out(request) => {
                 self.cancel(i, CancelReason::PauseTimedOut(timeout), now)
@@ -1473,7 +1568,7 @@ impl<T> Core<T> {
     /// while pending whose dependencies completed meanwhile becomes ready;
     /// one paused while ready keeps the priority it had aged to). On a
     /// running task it withdraws a pause request not yet acknowledged.
-    pub(crate) fn resume(&mut self, i: u32, now: Instant) -> Result<Effects, GraphError> {
+    pub(crate) fn resume(&mut self, i: u32, now: Instant) -> Result<Effects<T>, GraphError> {
         let mut fx = Effects::default();
         let (node, cold) = (&mut self.nodes[i as usize], &self.cold[i as usize]);
         let rare = cold.rare();

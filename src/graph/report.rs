@@ -529,11 +529,11 @@ mod tests {
         use super::super::{SchedulerConfig, Task};
 
         let mut core = Core::<u32>::new(&SchedulerConfig::new());
-        let tasks = vec![
+        let mut tasks = vec![
             Task::sync("early", |_| Ok(1)),
             Task::sync("late", |_| Ok(2)),
         ];
-        let _ = core.add(tasks, false).unwrap();
+        let _ = core.add(&mut tasks, false).unwrap();
         let t0 = Instant::now();
         let at = |ms| t0 + Duration::from_millis(ms);
         let mut begun = Vec::new();

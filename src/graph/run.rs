@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use event_listener::Event;
 
-use super::core::{is_unit, AttemptStart, Core, Effects, Retry, MAX_BATCH};
+use super::core::{is_unit, AttemptStart, Core, Effects, Release, Retry, MAX_BATCH};
 use super::task::{Body, BodyFuture, Refill, TaskBody};
 use super::TaskState;
 use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError};
@@ -226,7 +226,9 @@ impl<T: Send + Sync + 'static> Graph<T> {
         tasks: impl IntoIterator<Item = Task<T>>,
     ) -> Result<(), GraphError> {
         // Ready nodes are spawned by `start`, so the effects are not needed yet.
-        self.core.add(tasks.into_iter().collect(), false).map(drop)
+        self.core
+            .add(&mut tasks.into_iter().collect(), false)
+            .map(drop)
     }
 
     /// The number of tasks.
@@ -319,8 +321,9 @@ pub(crate) struct Shared<T> {
 
 impl<T> Shared<T> {
     pub(crate) fn lock(&self) -> MutexGuard<'_, Core<T>> {
-        // A panic never leaves the core half-updated (bodies run outside the
-        // lock), so a poisoned lock still holds consistent data.
+        // A panic never leaves the core half-updated (bodies run, and user
+        // values are dropped, outside the lock: see "User values" in
+        // `core.rs`), so a poisoned lock still holds consistent data.
         self.core.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -331,7 +334,7 @@ impl<T: Send + Sync + 'static> Shared<T> {
     /// look at the watchers (a call that only found that cost a chain ~50
     /// instructions per task).
     #[inline]
-    fn apply(self: &Arc<Self>, fx: Effects) {
+    fn apply(self: &Arc<Self>, fx: Effects<T>) {
         // Relaxed: the core's lock orders this load against the increment
         // in `wait` (`Watching::new`). Our transition was made under the
         // lock, and a watcher increments before it checks the states under
@@ -339,14 +342,14 @@ impl<T: Send + Sync + 'static> Shared<T> {
         // transition; if before, its increment happens before our lock
         // acquisition and so before this load, which sees it.
         let notify = fx.finished || (fx.changed && self.watchers.load(Ordering::Relaxed) > 0);
-        if fx.runners > 0 || !fx.retries.is_empty() || !fx.abort.is_empty() || notify {
+        if fx.runners > 0 || !fx.retries.is_empty() || !fx.release.is_empty() || notify {
             self.carry_out(fx, notify);
         }
     }
 
     /// [`Shared::apply`] when there is something to do.
     #[inline(never)]
-    fn carry_out(self: &Arc<Self>, fx: Effects, notify: bool) {
+    fn carry_out(self: &Arc<Self>, fx: Effects<T>, notify: bool) {
         for _ in 0..fx.runners {
             let runner = Member::new(self, Role::Runner);
             self.scope.spawn(run_ready(runner)).detach();
@@ -354,8 +357,14 @@ impl<T: Send + Sync + 'static> Shared<T> {
         for (i, delay) in fx.retries {
             self.drive_apart(i, Resume::Backoff(delay), None);
         }
-        for mut handle in fx.abort {
-            handle.abort();
+        // Before the wake-ups, so that a waiter woken finds the values
+        // dropped. A panic from a destructor fails nothing (the panic hook
+        // reports it).
+        for release in fx.release {
+            match release {
+                Release::Abort(mut handle) => handle.abort(),
+                Release::Drop(value) => drop_caught(value),
+            }
         }
         if notify {
             self.changed.notify(usize::MAX);
@@ -881,7 +890,7 @@ async fn in_context<R>(f: impl FnOnce(&mut Context<'_>) -> R) -> R {
 /// (cancelled, or fail-fast after a failure of the batch): they do not
 /// start, and their bodies go back to be retired (or, if the run has
 /// ended, to the batch, see [`Batch::late`]).
-fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Effects) {
+fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Effects<T>) {
     if !batch.ran.is_empty() {
         for r in batch.ran.drain(..) {
             let times = (r.began, r.ended.unwrap_or(now));
@@ -970,9 +979,7 @@ fn outcome<T>(
 ) -> Begun<T> {
     match called {
         Ok(Poll::Ready(result)) => match timeout {
-            Some(limit) if overran(body, began, limit) => {
-                Begun::Over(Err(TaskError::TimedOut(limit)))
-            }
+            Some(limit) if overran(body, began, limit) => Begun::Over(Err(too_late(result, limit))),
             _ => Begun::Over(result.map_err(TaskError::from)),
         },
         Ok(Poll::Pending) => Begun::Pending(Attempt {
@@ -1000,6 +1007,16 @@ fn outcome<T>(
 #[inline(never)]
 fn overran<T>(body: &dyn TaskBody<T>, began: Instant, limit: Duration) -> bool {
     body.is_sync() && began.elapsed() > limit
+}
+
+/// The error of a sync attempt that returned `result` past its time limit
+/// (`limit`), which is dropped, quietly: a panic from its destructor must
+/// not unwind out of the runner.
+#[cold]
+#[inline(never)]
+fn too_late<T>(result: Result<T, super::BoxError>, limit: Duration) -> TaskError {
+    drop_caught(result);
+    TaskError::TimedOut(limit)
 }
 
 /// What [`begin`] gives.
@@ -1204,6 +1221,16 @@ fn drop_quietly(payload: Box<dyn Any + Send>) {
     let mut payload = payload;
     while let Err(next) = panic::catch_unwind(AssertUnwindSafe(move || drop(payload))) {
         payload = next;
+    }
+}
+
+/// Drops `value`, a user value (see `core::Dropped`) the run lets go of, catching
+/// a panic from its destructor (and from that panic's payload: see
+/// [`drop_quietly`]), which would otherwise unwind out of the runner or
+/// driver, or out of a call on the run in the middle of its work.
+fn drop_caught<V>(value: V) {
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
+        drop_quietly(payload);
     }
 }
 
@@ -1549,8 +1576,12 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// As [`add_task`](Self::add_task) and [`Graph::add_batch`]: nothing
     /// of the batch is added.
     pub fn add_batch(&self, tasks: impl IntoIterator<Item = Task<T>>) -> Result<(), GraphError> {
-        let fx = self.shared.lock().add(tasks.into_iter().collect(), true)?;
-        self.shared.apply(fx);
+        let mut tasks = tasks.into_iter().collect();
+        let added = self.shared.lock().add(&mut tasks, true);
+        // Refused, the tasks are dropped here, outside the lock: their
+        // bodies' captures may call into the run.
+        drop(tasks);
+        self.shared.apply(added?);
         Ok(())
     }
 

@@ -268,7 +268,8 @@ impl<T: Send + Sync + 'static> Task<T> {
     /// - a [`timeout`](Task::timeout) cannot stop it: an attempt that
     ///   returns after its time limit counts as timed out
     ///   ([`TaskError::TimedOut`](super::TaskError::TimedOut), retried if
-    ///   retries remain) and its output is dropped;
+    ///   retries remain) and its output (or error) is dropped, a panic from
+    ///   its destructor caught;
     /// - a cancel cannot stop it either: the task is cancelled at once (its
     ///   state, its dependents, anyone waiting on it, and the run, which may
     ///   end meanwhile), while the call runs on to its return and what it
