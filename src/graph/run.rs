@@ -11,8 +11,6 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
 
-use event_listener::Event;
-
 use super::core::{is_unit, AttemptStart, Core, Effects, Release, Retry, MAX_BATCH};
 use super::task::{Body, BodyFuture, Refill, TaskBody};
 use super::TaskState;
@@ -274,7 +272,7 @@ impl<T: Send + Sync + 'static> Graph<T> {
         let run = RunHandle {
             shared: Arc::new(Shared {
                 core: Mutex::new(self.core),
-                changed: Event::new(),
+                changed: crate::signal::Notify::new(),
                 watchers: AtomicUsize::new(0),
                 unit,
                 t0: Instant::now(),
@@ -304,7 +302,7 @@ pub(crate) struct Shared<T> {
     /// Notified when the run finishes, and when some task reaches a terminal
     /// state while anyone waits for a single task: waking `wait_all` on
     /// every completion would cost a thread wake-up per task.
-    changed: Event,
+    changed: crate::signal::Notify,
     /// How many `wait` calls are in progress.
     watchers: AtomicUsize,
     /// The one output every task shares when outputs carry nothing (see
@@ -367,7 +365,14 @@ impl<T: Send + Sync + 'static> Shared<T> {
             }
         }
         if notify {
-            self.changed.notify(usize::MAX);
+            // Waiters' wakers may be anyone's: `Notify` wakes them with no
+            // lock held (one may poll its wait again on the spot), and every
+            // one of them even if one panics. That panic fails nothing here
+            // (the panic hook reports it).
+            let woken = panic::catch_unwind(AssertUnwindSafe(|| self.changed.notify_all()));
+            if let Err(payload) = woken {
+                drop_quietly(payload);
+            }
         }
     }
 
@@ -1656,18 +1661,19 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     }
 
     /// Resolves once `check` returns `Some`, re-checking after each terminal
-    /// transition. Listening before the second check closes the race with a
+    /// transition. Making the `Notified` before the second check closes the race with a
     /// notification sent between the check and the listen.
     async fn wait_until<R>(&self, check: impl Fn(&Core<T>) -> Option<R>) -> R {
         loop {
             if let Some(r) = self.check(&check) {
                 return r;
             }
-            let listener = self.shared.changed.listen();
+            // Reached by every `notify_all` from here on, polled or not.
+            let changed = self.shared.changed.notified();
             if let Some(r) = self.check(&check) {
                 return r;
             }
-            listener.await;
+            changed.await;
         }
     }
 
