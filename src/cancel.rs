@@ -18,7 +18,7 @@
 //! # Waking the waiters
 //!
 //! The wakers of [`CancellationToken::cancelled`] futures wait in the
-//! node's [`WaitList`] (see `waiters.rs` for its protocol): a waiter
+//! node's `WaitList` (see `waiters.rs` for its protocol): a waiter
 //! registers, then checks the flag; `cancel` sets the flag, then wakes the
 //! list, with no lock held, so a waker (a foreign one) may poll or drop its
 //! future on the spot. `cancel` goes down the whole tree before it re-raises
