@@ -56,7 +56,9 @@
 //! * bodies of nodes that ended, also those added to a stopped run (or
 //!   after a failed or cancelled dependency), which are terminal from the
 //!   start, are retired ([`Core::take_retired`]); bodies given back after
-//!   the run ended are late ([`Core::take_late`]);
+//!   the run ended are late ([`Core::take_late`]); whoever takes them
+//!   drops each one catching a panic from its destructor (`drop_bodies` in
+//!   `run.rs`);
 //! * the output or error of an attempt whose task was cancelled while it
 //!   ran, and a failed attempt's error once the task's next outcome
 //!   replaces it (the next attempt's, or the reason it was cancelled), go

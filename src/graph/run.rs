@@ -405,7 +405,7 @@ impl<T: Send + Sync + 'static> Shared<T> {
             core.give_back(i, body);
             core.take_late()
         };
-        drop(late);
+        drop_bodies(late);
     }
 
     /// Continues node `i` in a task of its own (an attempt that went
@@ -652,7 +652,8 @@ impl<T: Send + Sync + 'static> Member<T> {
             let (fx, own) = core.abandon(runner, driver, reason, Instant::now());
             (fx, own, core.take_late())
         };
-        drop((own, late));
+        drop(own);
+        drop_bodies(late);
         self.shared.apply(fx);
     }
 }
@@ -716,9 +717,15 @@ struct Batch<T> {
     /// cores, next to the run's lock).
     inputs: Inputs<T>,
     /// Bodies given back after the run ended (see [`Core::take_late`]),
-    /// dropped with the batch, outside the lock: a runner whose run has
-    /// ended leaves.
+    /// dropped with the batch ([`drop_bodies`]), outside the lock: a runner
+    /// whose run has ended leaves.
     late: Vec<Body<T>>,
+}
+
+impl<T> Drop for Batch<T> {
+    fn drop(&mut self) {
+        drop_bodies(mem::take(&mut self.late));
+    }
 }
 
 impl<T> Batch<T> {
@@ -1239,6 +1246,17 @@ fn drop_caught<V>(value: V) {
     }
 }
 
+/// Drops task bodies the run is done with, each with [`drop_caught`]: what a
+/// body captured is the user's, and a panic from its destructor must
+/// neither keep the other bodies from being dropped nor unwind out of the
+/// caller (`wait_all`, whose report would be lost; a runner or driver,
+/// which may be unwinding already).
+fn drop_bodies<T>(bodies: Vec<Body<T>>) {
+    if !bodies.is_empty() {
+        bodies.into_iter().for_each(drop_caught);
+    }
+}
+
 /// Drops the future of an attempt whose poll panicked (keeping its box),
 /// catching a panic from its destructor: the attempt has failed already,
 /// and that panic must not unwind out of the runner or driver.
@@ -1634,12 +1652,17 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
 
     /// Waits until every task is terminal and returns the report. Must not
     /// be awaited by a task of the same graph (it would wait for itself).
+    ///
+    /// The first call after the run ended drops the tasks' bodies (and what
+    /// they captured), which were kept for retries; a panic from one of
+    /// their destructors is caught (the panic hook reports it), and the
+    /// report is returned all the same.
     pub async fn wait_all(&self) -> Report<T> {
         self.wait_until(|core| core.is_done().then_some(())).await;
         // Task bodies (and what they captured) go when the run ends, not
         // when its report does.
         let retired = self.shared.lock().take_retired();
-        drop(retired);
+        drop_bodies(retired);
         self.report()
     }
 
