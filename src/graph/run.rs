@@ -369,10 +369,7 @@ impl<T: Send + Sync + 'static> Shared<T> {
             // lock held (one may poll its wait again on the spot), and every
             // one of them even if one panics. That panic fails nothing here
             // (the panic hook reports it).
-            let woken = panic::catch_unwind(AssertUnwindSafe(|| self.changed.notify_all()));
-            if let Err(payload) = woken {
-                drop_quietly(payload);
-            }
+            caught(|| self.changed.notify_all());
         }
     }
 
@@ -1236,14 +1233,20 @@ fn drop_quietly(payload: Box<dyn Any + Send>) {
     }
 }
 
-/// Drops `value`, a user value (see `core::Dropped`) the run lets go of, catching
-/// a panic from its destructor (and from that panic's payload: see
-/// [`drop_quietly`]), which would otherwise unwind out of the runner or
-/// driver, or out of a call on the run in the middle of its work.
-fn drop_caught<V>(value: V) {
-    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
+/// Runs user code `f` (a destructor, a waker's `wake`), catching its panic
+/// (and one from that panic's payload: see [`drop_quietly`]), which would
+/// otherwise unwind out of the runner or driver, or out of a call on the
+/// run in the middle of its work. The panic hook reports it.
+fn caught(f: impl FnOnce()) {
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(f)) {
         drop_quietly(payload);
     }
+}
+
+/// Drops `value`, a user value (see `core::Dropped`) the run lets go of,
+/// with [`caught`].
+fn drop_caught<V>(value: V) {
+    caught(move || drop(value));
 }
 
 /// Drops task bodies the run is done with, each with [`drop_caught`]: what a
@@ -1252,9 +1255,7 @@ fn drop_caught<V>(value: V) {
 /// caller (`wait_all`, whose report would be lost; a runner or driver,
 /// which may be unwinding already).
 fn drop_bodies<T>(bodies: Vec<Body<T>>) {
-    if !bodies.is_empty() {
-        bodies.into_iter().for_each(drop_caught);
-    }
+    bodies.into_iter().for_each(drop_caught);
 }
 
 /// Drops the future of an attempt whose poll panicked (keeping its box),
@@ -1262,9 +1263,7 @@ fn drop_bodies<T>(bodies: Vec<Body<T>>) {
 /// and that panic must not unwind out of the runner or driver.
 #[cold]
 fn empty_quietly<T>(held: Pin<&mut dyn Refill<T>>) {
-    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| held.empty())) {
-        drop_quietly(payload);
-    }
+    caught(|| held.empty());
 }
 
 /// A running graph: query and steer it, wait for tasks, add tasks. Cloneable;
@@ -1684,8 +1683,8 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     }
 
     /// Resolves once `check` returns `Some`, re-checking after each terminal
-    /// transition. Making the `Notified` before the second check closes the race with a
-    /// notification sent between the check and the listen.
+    /// transition. Making the `Notified` before the second check closes the
+    /// race with a notification sent between the two.
     async fn wait_until<R>(&self, check: impl Fn(&Core<T>) -> Option<R>) -> R {
         loop {
             if let Some(r) = self.check(&check) {
