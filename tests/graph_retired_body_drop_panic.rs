@@ -1,8 +1,10 @@
 //! A task body whose captured value panics when dropped. Bodies are kept
-//! until the run ends and dropped by `wait_all` (so that a retry can call
-//! them again); a panic from one of them must not take the report away
-//! from the caller, nor keep the other bodies from being dropped. Before
-//! the fix the panic unwound out of `wait_all` (and so out of `Graph::run`).
+//! until their task ends (so that a retry can call them again) and dropped
+//! by `wait_all`, here when the run ends (`graph_body_sweep.rs` has the
+//! drops while it goes on); a panic from one of them must not take the
+//! report away from the caller, nor keep the other bodies from being
+//! dropped. Before the fix the panic unwound out of `wait_all` (and so out
+//! of `Graph::run`).
 
 mod support;
 

@@ -36,13 +36,16 @@
 //! is retired. Every path that takes a body gives it back before the
 //! attempt can end by itself, so when the last node ends every body is
 //! retired and the waiter of the run drops them all
-//! ([`Core::take_retired`]). Only a cancel can end an attempt while its
-//! body is being called (a sync body runs on to its return); if that ended
-//! the run, the body comes back late and whoever gives it back drops it
-//! ([`Core::take_late`]). A task's options (retry policy, priority,
-//! demand) are boxed in its node only if one differs from the default, and
-//! the ids its inputs can show ([`Names`]) are made only when a body asks:
-//! a plain task allocates nothing but its node, its id and its body.
+//! ([`Core::sweep_retired`]; while the run goes on, the waiter takes them
+//! a chunk at a time, so that what they captured goes as the run goes and
+//! their drops overlap the runners' work). Only a cancel can end an
+//! attempt while its body is being called (a sync body runs on to its
+//! return); if that ended the run, the body comes back late and whoever
+//! gives it back drops it ([`Core::take_late`]). A task's options (retry
+//! policy, priority, demand) are boxed in its node only if one differs
+//! from the default, and the ids its inputs can show ([`Names`]) are made
+//! only when a body asks: a plain task allocates nothing but its node, its
+//! id and its body.
 //!
 //! # User values
 //!
@@ -55,7 +58,7 @@
 //!
 //! * bodies of nodes that ended, also those added to a stopped run (or
 //!   after a failed or cancelled dependency), which are terminal from the
-//!   start, are retired ([`Core::take_retired`]); bodies given back after
+//!   start, are retired ([`Core::sweep_retired`]); bodies given back after
 //!   the run ended are late ([`Core::take_late`]); whoever takes them
 //!   drops each one catching a panic from its destructor (`drop_bodies` in
 //!   `run.rs`);
@@ -172,7 +175,7 @@ pub(crate) struct Node<T> {
     /// an attempt takes it under the lock, calls it outside (to make the
     /// attempt's future) and gives it back with the next lock acquisition
     /// ([`Core::give_back`]). Retired when the node ends (see
-    /// [`Core::take_retired`]), so that a body and what it captured live no
+    /// [`Core::sweep_retired`]), so that a body and what it captured live no
     /// longer than its run.
     body: Option<Body<T>>,
     /// Each attempt's time limit.
@@ -300,6 +303,9 @@ pub(crate) struct Effects<T> {
     pub(crate) changed: bool,
     /// Every node is now terminal: wake waiters for the whole run.
     pub(crate) finished: bool,
+    /// Enough bodies retired for the run's waiter to drop (see
+    /// [`Core::sweep_retired`]): wake it.
+    pub(crate) sweep: bool,
 }
 
 impl<T> Default for Effects<T> {
@@ -310,6 +316,7 @@ impl<T> Default for Effects<T> {
             release: Vec::new(),
             changed: false,
             finished: false,
+            sweep: false,
         }
     }
 }
@@ -439,17 +446,22 @@ pub(crate) struct Core<T> {
     pub(crate) fail_fast: bool,
     pub(crate) spans: Vec<Span>,
     pub(crate) finished_at: Option<Instant>,
-    /// Bodies of nodes that ended. Dropped together by whoever sees
-    /// the run end ([`Core::take_retired`]), outside the lock (dropping a
-    /// body runs its captures' destructors, which may call into the run),
-    /// and not one by one on the workers: they were allocated by the thread
-    /// that built the graph, and freeing memory of another thread's arena
-    /// costs the allocator several times a local free.
+    /// Bodies of nodes that ended. Dropped by the run's waiter, a chunk at
+    /// a time while the run goes on and the rest when it ends
+    /// ([`Core::sweep_retired`]), outside the lock (dropping a body runs
+    /// its captures' destructors, which may call into the run), and not
+    /// one by one on the workers: they were allocated by the thread that
+    /// built the graph (most often the waiter's), and freeing memory of
+    /// another thread's arena costs the allocator several times a local
+    /// free; nor on the runners' critical path at all.
     retired: Vec<Body<T>>,
     /// Bodies given back after the run ended, which its waiter can no
     /// longer take (see [`Core::give_back`]): the giver drops them, outside
     /// the lock ([`Core::take_late`]).
     late: Vec<Body<T>>,
+    /// How many retired bodies make the run's waiter come for them
+    /// ([`Core::sweep_retired`]); `usize::MAX` while no waiter is due.
+    sweep_at: usize,
     /// The one output every completed task shares when `T` is unit-like
     /// ([`is_unit`]): set by the first to complete, and shared with the
     /// runners (which set it) and every attempt's inputs.
@@ -480,6 +492,7 @@ impl<T> Core<T> {
             finished_at: None,
             retired: Vec::new(),
             late: Vec::new(),
+            sweep_at: usize::MAX,
             unit: Arc::default(),
         };
         if budgeted {
@@ -495,6 +508,10 @@ impl<T> Core<T> {
 /// than 8: ~30 instructions less per lattice node); a batch that runs long
 /// hands its rest off anyway (see `run.rs`).
 pub(crate) const MAX_BATCH: usize = 32;
+
+/// How many retired bodies the run's waiter takes at a time while the run
+/// goes on (see [`Core::sweep_retired`]).
+pub(crate) const SWEEP_CHUNK: usize = 1024;
 
 /// One runner per core until the run starts, when [`Core::prepare_run`]
 /// learns how many workers its executor has.
@@ -733,10 +750,36 @@ impl<T> Core<T> {
         }
     }
 
-    /// The bodies of the nodes that ended since the last call, for the
-    /// caller to drop outside the lock.
-    pub(crate) fn take_retired(&mut self) -> Vec<Body<T>> {
-        mem::take(&mut self.retired)
+    /// Gives the run's waiter (`RunHandle::wait_all`) the bodies retired so
+    /// far, to drop outside the lock while the run goes on, in exchange
+    /// for `spare` (its list emptied, to fill next: the runners push into
+    /// room the waiter's thread allocated), and has it called back
+    /// ([`Effects::sweep`]) once a runner records a batch with
+    /// [`SWEEP_CHUNK`] or more retired (see [`Core::ask_sweep`]). Once the
+    /// run has ended, takes every body and leaves no list behind. Bodies
+    /// retired with no waiter armed wait for the next call.
+    pub(crate) fn sweep_retired(&mut self, mut spare: Vec<Body<T>>) -> Vec<Body<T>> {
+        if self.live == 0 {
+            self.sweep_at = usize::MAX;
+            return mem::take(&mut self.retired);
+        }
+        if spare.capacity() == 0 {
+            // The waiter's first call: room for a chunk and what retires
+            // while the waiter drops the one before it.
+            spare.reserve(self.live.min(2 * SWEEP_CHUNK));
+        }
+        self.sweep_at = SWEEP_CHUNK;
+        mem::replace(&mut self.retired, spare)
+    }
+
+    /// Asks the waiter to come for the retired bodies if enough have
+    /// piled up since it last took them (see [`Core::sweep_retired`]).
+    #[inline]
+    pub(crate) fn ask_sweep(&mut self, fx: &mut Effects<T>) {
+        if self.retired.len() >= self.sweep_at {
+            self.sweep_at = usize::MAX;
+            fx.sweep = true;
+        }
     }
 
     /// Whether a body was given back after the run ended (see

@@ -339,7 +339,8 @@ impl<T: Send + Sync + 'static> Shared<T> {
         // the lock: if its check took the lock after us, it saw the
         // transition; if before, its increment happens before our lock
         // acquisition and so before this load, which sees it.
-        let notify = fx.finished || (fx.changed && self.watchers.load(Ordering::Relaxed) > 0);
+        let notify =
+            fx.finished || fx.sweep || (fx.changed && self.watchers.load(Ordering::Relaxed) > 0);
         if fx.runners > 0 || !fx.retries.is_empty() || !fx.release.is_empty() || notify {
             self.carry_out(fx, notify);
         }
@@ -908,6 +909,7 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
             }
         }
         core.wake_runners(fx);
+        core.ask_sweep(fx);
     }
     if !batch.begun.is_empty() {
         for start in mem::take(&mut batch.begun) {
@@ -1256,6 +1258,11 @@ fn drop_caught<V>(value: V) {
 /// which may be unwinding already).
 fn drop_bodies<T>(bodies: Vec<Body<T>>) {
     bodies.into_iter().for_each(drop_caught);
+}
+
+/// [`drop_bodies`], keeping the list's room for more.
+fn drop_bodies_keeping<T>(bodies: &mut Vec<Body<T>>) {
+    bodies.drain(..).for_each(drop_caught);
 }
 
 /// Drops the future of an attempt whose poll panicked (keeping its box),
@@ -1652,16 +1659,32 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// Waits until every task is terminal and returns the report. Must not
     /// be awaited by a task of the same graph (it would wait for itself).
     ///
-    /// The first call after the run ended drops the tasks' bodies (and what
-    /// they captured), which were kept for retries; a panic from one of
-    /// their destructors is caught (the panic hook reports it), and the
-    /// report is returned all the same.
+    /// It drops the bodies of tasks that ended (and what they captured),
+    /// which the run keeps for retries until then: while it waits, a chunk
+    /// at a time (every thousand or so), and the rest once the run has
+    /// ended. So captures go as the run goes rather than all at its end,
+    /// and on this caller's thread, which most often built the graph (its
+    /// allocator frees them fastest), while the workers run tasks. A panic
+    /// from one of their destructors is caught (the panic hook reports it),
+    /// and the report is returned all the same.
     pub async fn wait_all(&self) -> Report<T> {
-        self.wait_until(|core| core.is_done().then_some(())).await;
-        // Task bodies (and what they captured) go when the run ends, not
-        // when its report does.
-        let retired = self.shared.lock().take_retired();
-        drop_bodies(retired);
+        // The runners fill this list next while the last one is dropped
+        // (given room by the first sweep).
+        let mut spare = Vec::new();
+        loop {
+            // Reached by every `notify_all` from here on, polled or not.
+            let changed = self.shared.changed.notified();
+            let (done, mut bodies) = {
+                let mut core = self.shared.lock();
+                (core.is_done(), core.sweep_retired(spare))
+            };
+            drop_bodies_keeping(&mut bodies);
+            if done {
+                break;
+            }
+            spare = bodies;
+            changed.await;
+        }
         self.report()
     }
 
