@@ -1160,7 +1160,7 @@ impl<T> Core<T> {
             let rare = cold.rare_mut();
             if let Some(control) = rare.control.take() {
                 // Wakes a body waiting at a checkpoint (its driver is aborted too).
-                control.cancel();
+                control.for_run(PauseControl::cancel);
             }
             if let Some(h) = rare.handle.take() {
                 // Our own driver is finishing: detach. Someone else's: abort.
@@ -1366,7 +1366,7 @@ impl<T> Core<T> {
             let paused = rare
                 .control
                 .as_ref()
-                .is_some_and(|c| c.is_pause_requested() && c.pause_now());
+                .is_some_and(|c| c.is_pause_requested() && c.for_run(PauseControl::pause_now));
             if paused {
                 self.mark_paused_between_attempts(i);
             }
@@ -1535,11 +1535,11 @@ impl<T> Core<T> {
                     // No body runs, so it pauses at once, as at a
                     // checkpoint; its driver holds the next attempt until
                     // the resume (see `retry_attempt`).
-                    control.pause_now();
+                    control.for_run(PauseControl::pause_now);
                     self.mark_paused_between_attempts(i);
                     return Ok(None);
                 }
-                control.request_pause();
+                control.for_run(PauseControl::request_pause);
                 Ok(Some(control))
             }
             TaskState::Paused => Ok(None),
@@ -1553,7 +1553,9 @@ impl<T> Core<T> {
     /// no resume can come in between). Returns the control to wait on.
     pub(crate) fn checkpoint(&mut self, i: u32) -> Option<PauseControl> {
         let control = self.control(i)?;
-        if control.pause_if_requested() && self.node(i).state == TaskState::Running {
+        if control.for_run(PauseControl::pause_if_requested)
+            && self.node(i).state == TaskState::Running
+        {
             // It keeps `holds_budget` while paused (see `RunHandle::pause`).
             let node = self.node_mut(i);
             node.state = TaskState::Paused;
@@ -1576,7 +1578,7 @@ impl<T> Core<T> {
         now: Instant,
     ) -> Effects<T> {
         match self.control(i) {
-            Some(control) if control.time_out(request) => {
+            Some(control) if control.for_run(|c| c.time_out(request)) => {
                 self.cancel(i, CancelReason::PauseTimedOut(timeout), now)
             }
             _ => Effects::default(),
@@ -1635,13 +1637,13 @@ impl<T> Core<T> {
                 Some(PausedFrom::Running) | None => {
                     node.state = TaskState::Running;
                     if let Some(control) = control {
-                        control.resume();
+                        control.for_run(PauseControl::resume);
                     }
                 }
             },
             TaskState::Running => {
                 if let Some(control) = control {
-                    control.resume();
+                    control.for_run(PauseControl::resume);
                 }
             }
             TaskState::Pending | TaskState::Ready => {}

@@ -1239,7 +1239,7 @@ fn drop_quietly(payload: Box<dyn Any + Send>) {
 /// (and one from that panic's payload: see [`drop_quietly`]), which would
 /// otherwise unwind out of the runner or driver, or out of a call on the
 /// run in the middle of its work. The panic hook reports it.
-fn caught(f: impl FnOnce()) {
+pub(super) fn caught(f: impl FnOnce()) {
     if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(f)) {
         drop_quietly(payload);
     }

@@ -14,11 +14,15 @@
 //! any ──cancel, or no checkpoint within the timeout──▶ Cancelled (final)
 //! ```
 //!
-//! Every change of phase happens under the lock and is followed by a
-//! notification of one [`Event`]; a waiter (the body in `checkpoint`, the
-//! requester in `acknowledged`) registers its listener *under the lock*,
-//! after reading the phase, so a change made after that read notifies it:
-//! no wake-up is lost and nothing polls. The timeout of `acknowledged` is
+//! Every change of phase happens under the lock and is followed, once the
+//! lock is released, by a [`Notify::notify_all`]; a waiter (the body in
+//! `checkpoint`, the requester in `acknowledged`) makes its
+//! [`Notified`](crate::signal::Notified) *before* it reads the phase under
+//! the lock, so a change made after that read reaches it: no wake-up is
+//! lost and nothing polls. Wakers are woken with no lock held, neither the
+//! switch's nor the notifier's: one the executor did not make may poll a
+//! checkpoint again, or read the phase, from inside its `wake`. The
+//! timeout of `acknowledged` is
 //! decided under the lock too: if the phase is still `Requested` when the
 //! deadline passes, it becomes `Cancelled` there, so a task is never both
 //! acknowledged and timed out.
@@ -36,7 +40,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use event_listener::Event;
+use crate::graph::run::caught;
+use crate::signal::Notify;
 
 use crate::graph::TaskState;
 use crate::time::timeout_at;
@@ -125,8 +130,8 @@ struct Switch {
 #[derive(Debug)]
 struct Inner {
     switch: Mutex<Switch>,
-    /// Notified after every change of `phase`.
-    changed: Event,
+    /// Notified after every change of `phase`, with the lock released.
+    changed: Notify,
 }
 
 /// The pause switch of one running task: the core requests, resumes and
@@ -169,7 +174,7 @@ impl PauseControl {
                     phase: Phase::Running,
                     requests: 0,
                 }),
-                changed: Event::new(),
+                changed: Notify::new(),
             }),
         }
     }
@@ -199,8 +204,21 @@ impl PauseControl {
         }
         switch.phase = to;
         drop(switch);
-        self.inner.changed.notify(usize::MAX);
+        self.inner.changed.notify_all();
         true
+    }
+
+    /// Makes `transition` (one of the methods that change the phase) for
+    /// the run, which calls it under its own lock. The waiters' wakers are
+    /// anyone's: one that panics must not unwind out of the run's
+    /// transition halfway. Its panic (re-raised by [`Notify::notify_all`]
+    /// once every waiter is woken, and so after the phase changed) is
+    /// dropped; the panic hook has reported it. Returns what `transition`
+    /// returned: `true` after such a panic, as only a change notifies.
+    pub(crate) fn for_run(&self, transition: impl FnOnce(&PauseControl) -> bool) -> bool {
+        let mut changed = true;
+        caught(|| changed = transition(self));
+        changed
     }
 
     /// Asks the body to pause at its next checkpoint. Returns `false` (and
@@ -276,22 +294,18 @@ impl PauseControl {
     /// [`Cancelled`] if the task is (or gets, while paused) cancelled.
     pub async fn checkpoint(&self) -> Result<(), Cancelled> {
         loop {
-            let listener = {
-                let mut switch = self.switch();
-                match switch.phase {
-                    Phase::Running => return Ok(()),
-                    Phase::Cancelled => return Err(Cancelled),
-                    Phase::Requested => {
-                        switch.phase = Phase::Paused;
-                        let listener = self.inner.changed.listen();
-                        drop(switch);
-                        self.inner.changed.notify(usize::MAX);
-                        listener
-                    }
-                    Phase::Paused => self.inner.changed.listen(),
+            // Made before the phase is read: reached by every change after.
+            let changed = self.inner.changed.notified();
+            match self.phase() {
+                Phase::Running => return Ok(()),
+                Phase::Cancelled => return Err(Cancelled),
+                // Pauses (telling the requester), then waits as paused,
+                // unless something changed in between.
+                Phase::Requested => {
+                    self.pause_if_requested();
                 }
-            };
-            listener.await;
+                Phase::Paused => changed.await,
+            }
         }
     }
 
@@ -307,16 +321,14 @@ impl PauseControl {
     /// [`Inputs::checkpoint`]: crate::graph::Inputs::checkpoint
     pub(crate) async fn wait_while_paused(&self) -> Result<bool, Cancelled> {
         loop {
-            let listener = {
-                let switch = self.switch();
-                match switch.phase {
-                    Phase::Running => return Ok(true),
-                    Phase::Requested => return Ok(false),
-                    Phase::Cancelled => return Err(Cancelled),
-                    Phase::Paused => self.inner.changed.listen(),
-                }
-            };
-            listener.await;
+            // Made before the phase is read: reached by every change after.
+            let changed = self.inner.changed.notified();
+            match self.phase() {
+                Phase::Running => return Ok(true),
+                Phase::Requested => return Ok(false),
+                Phase::Cancelled => return Err(Cancelled),
+                Phase::Paused => changed.await,
+            }
         }
     }
 
@@ -336,20 +348,19 @@ impl PauseControl {
         // "wait as long as it takes") means no deadline.
         let deadline = Instant::now().checked_add(timeout);
         loop {
-            let listener = {
-                let switch = self.switch();
-                match switch.phase {
-                    Phase::Paused => return Ok(()),
-                    Phase::Cancelled => return Err(PauseError::Cancelled),
-                    Phase::Running => return Err(PauseError::NotPaused),
-                    Phase::Requested => self.inner.changed.listen(),
-                }
-            };
+            // Made before the phase is read: reached by every change after.
+            let changed = self.inner.changed.notified();
+            match self.phase() {
+                Phase::Paused => return Ok(()),
+                Phase::Cancelled => return Err(PauseError::Cancelled),
+                Phase::Running => return Err(PauseError::NotPaused),
+                Phase::Requested => {}
+            }
             let Some(deadline) = deadline else {
-                listener.await;
+                changed.await;
                 continue;
             };
-            if timeout_at(deadline, listener).await.is_err()
+            if timeout_at(deadline, changed).await.is_err()
                 && self.transition(&[Phase::Requested], Phase::Cancelled)
             {
                 return Err(PauseError::TimedOut(timeout));
