@@ -10,11 +10,18 @@
 //!
 //!     cargo bench --bench graph -- [FILTER] [--warm-up-time 1 --measurement-time 3]
 //!
-//! `GRAPH_PROFILE=shape/threads/runs[/sync]` (shape: `lattice`, `fan` or `chain`; `/sync` for
-//! sync bodies, async ones otherwise) instead runs the shape's graph `runs` times outside
-//! criterion, each built untimed on the main thread, and prints the min and median ns per node
-//! of the runs; under `valgrind --tool=callgrind --separate-threads=yes` the worker thread's
-//! total divided by `runs * nodes` is the instructions per node that BENCHMARKS.md quotes:
+//! At 1 thread a `floor` row runs each shape in a plain single-threaded loop that does per node
+//! only what a graph's report needs (one clock reading, the body called through its box, the
+//! task's record, its dependents' counters; the bodies dropped at the end): no lock, no
+//! executor, no state machine (`common/floor.rs`). No graph layer that reports every task's
+//! times can run faster on the machine at hand.
+//!
+//! `GRAPH_PROFILE=shape/threads/runs[/sync|/floor]` (shape: `lattice`, `fan` or `chain`;
+//! `/sync` for sync bodies, async ones otherwise; `/floor` for the floor loop, threads
+//! ignored) instead runs the shape's graph `runs` times outside criterion, each built untimed
+//! on the main thread, and prints the min and median ns per node of the runs; under
+//! `valgrind --tool=callgrind --separate-threads=yes` the worker thread's total divided by
+//! `runs * nodes` is the instructions per node that BENCHMARKS.md quotes:
 //!
 //!     GRAPH_PROFILE=lattice/1/10 cargo bench --bench graph
 
@@ -22,6 +29,7 @@ mod common;
 
 use common::alloc::{peak_bytes, start_counting, stop_counting, Counting};
 use common::dag::{run_counter_dag, run_counter_dag_rayon, Chain, DagShape, FanOutIn, Lattice};
+use common::floor::Floor;
 use common::{AsyncEx, Fastexec, Rt, Tokio};
 use criterion::measurement::WallTime;
 use criterion::{BatchSize, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
@@ -141,6 +149,9 @@ fn bench_graph<S: GraphShape>(c: &mut Criterion) {
         let id = BenchmarkId::new("rayon-counter", threads);
         group.bench_function(id, |b| b.iter(|| run_counter_dag_rayon::<S>(&pool)));
     }
+    group.bench_function(BenchmarkId::new("floor", 1), |b| {
+        b.iter_batched(Floor::build::<S>, Floor::run::<S>, BatchSize::PerIteration)
+    });
     // Building the graph (ids, validation, index), single-threaded, no executor.
     group.bench_function(BenchmarkId::new("fastexec-graph-build", 1), |b| {
         let ran = Arc::new(AtomicUsize::new(0));
@@ -220,13 +231,14 @@ fn main() {
     c.final_summary();
 }
 
-/// `GRAPH_PROFILE=shape/threads/runs[/sync]`: see the module docs.
+/// `GRAPH_PROFILE=shape/threads/runs[/sync|/floor]`: see the module docs.
 fn profile(spec: &str) {
     let parts: Vec<&str> = spec.split('/').collect();
     let (shape, threads, runs, kind) = match parts[..] {
-        [shape, threads, runs] => (shape, threads, runs, Kind::Async),
-        [shape, threads, runs, "sync"] => (shape, threads, runs, Kind::Sync),
-        _ => panic!("GRAPH_PROFILE={spec:?}: expected shape/threads/runs[/sync]"),
+        [shape, threads, runs] => (shape, threads, runs, Some(Kind::Async)),
+        [shape, threads, runs, "sync"] => (shape, threads, runs, Some(Kind::Sync)),
+        [shape, threads, runs, "floor"] => (shape, threads, runs, None),
+        _ => panic!("GRAPH_PROFILE={spec:?}: expected shape/threads/runs[/sync|/floor]"),
     };
     let threads: usize = threads
         .parse()
@@ -240,9 +252,12 @@ fn profile(spec: &str) {
     }
 }
 
-fn profile_shape<S: GraphShape>(threads: usize, runs: usize, kind: Kind) {
+fn profile_shape<S: GraphShape>(threads: usize, runs: usize, kind: Option<Kind>) {
+    let Some(kind) = kind else {
+        return profile_floor::<S>(runs);
+    };
     let rt = Fastexec::start(threads);
-    let mut ns_per_node: Vec<f64> = (0..runs.max(1))
+    let ns_per_node: Vec<f64> = (0..runs.max(1))
         .map(|_| {
             let ran = Arc::new(AtomicUsize::new(0));
             let built = (build::<S>(&ran, kind), ran);
@@ -252,11 +267,33 @@ fn profile_shape<S: GraphShape>(threads: usize, runs: usize, kind: Kind) {
         })
         .collect();
     rt.shutdown();
+    print_runs::<S>(
+        &format!("{} at {threads} thread(s)", kind.row()),
+        ns_per_node,
+    );
+}
+
+/// [`profile_shape`] of the floor loop (`common/floor.rs`), on the calling thread.
+fn profile_floor<S: GraphShape>(runs: usize) {
+    let ns_per_node = (0..runs.max(1))
+        .map(|_| {
+            let floor = Floor::build::<S>();
+            let start = std::time::Instant::now();
+            let records = floor.run::<S>();
+            let ns = start.elapsed().as_nanos() as f64 / S::NODES as f64;
+            drop(records);
+            ns
+        })
+        .collect();
+    print_runs::<S>("floor, one thread", ns_per_node);
+}
+
+/// Prints the min and median of `ns_per_node`, one figure per run.
+fn print_runs<S: GraphShape>(what: &str, mut ns_per_node: Vec<f64>) {
     ns_per_node.sort_by(f64::total_cmp);
     println!(
-        "{} ({}) at {threads} thread(s), {} runs: min {:.0} ns per node, median {:.0}",
+        "{} ({what}), {} runs: min {:.0} ns per node, median {:.0}",
         S::NAME,
-        kind.row(),
         ns_per_node.len(),
         ns_per_node[0],
         ns_per_node[ns_per_node.len() / 2],

@@ -8,6 +8,7 @@ pub mod alloc;
 mod async_executor_rt;
 pub mod dag;
 mod fastexec_rt;
+pub mod floor;
 mod tokio_rt;
 
 // Each bench binary uses a different subset of the executors.
