@@ -21,10 +21,11 @@
 //! the lock, so a change made after that read reaches it: no wake-up is
 //! lost and nothing polls. Wakers are woken with no lock held, neither the
 //! switch's nor the notifier's: one the executor did not make may poll a
-//! checkpoint again, or read the phase, from inside its `wake`. The
-//! timeout of `acknowledged` is
-//! decided under the lock too: if the phase is still `Requested` when the
-//! deadline passes, it becomes `Cancelled` there, so a task is never both
+//! checkpoint again, or read the phase, from inside its `wake`. (A graph
+//! run changes the phase under its own lock, though: see
+//! `PauseControl::for_run`.) The timeout of `acknowledged` is decided
+//! under the lock too: if the phase is still `Requested` when the deadline
+//! passes, it becomes `Cancelled` there, so a task is never both
 //! acknowledged and timed out.
 //!
 //! A graph run does not use `acknowledged`'s own timeout: its pause
@@ -41,9 +42,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::graph::run::caught;
-use crate::signal::Notify;
-
 use crate::graph::TaskState;
+use crate::signal::Notify;
 use crate::time::timeout_at;
 
 /// The state a paused task was in, which resume restores.
@@ -209,9 +209,10 @@ impl PauseControl {
     }
 
     /// Makes `transition` (one of the methods that change the phase) for
-    /// the run, which calls it under its own lock. The waiters' wakers are
-    /// anyone's: one that panics must not unwind out of the run's
-    /// transition halfway. Its panic (re-raised by [`Notify::notify_all`]
+    /// the run, which calls it under its own lock (so a waker that calls
+    /// back into the run from `wake` would deadlock there; the run's own
+    /// tasks never do). The waiters' wakers are anyone's: one that panics
+    /// must not unwind out of the run's transition halfway. Its panic (re-raised by [`Notify::notify_all`]
     /// once every waiter is woken, and so after the phase changed) is
     /// dropped; the panic hook has reported it. Returns what `transition`
     /// returned: `true` after such a panic, as only a change notifies.
