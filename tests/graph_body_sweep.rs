@@ -7,8 +7,12 @@
 
 mod support;
 
-use fastexec::graph::{Graph, Task};
-use support::{within, DropCounter, Gate, PanicOnDrop};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fastexec::graph::{Graph, Task, TaskState};
+use support::{fixed_backoff, within, DropCounter, Gate, PanicOnDrop};
 
 /// Tasks between the early ones and the last: several times the chunk the
 /// waiter takes at a time.
@@ -101,4 +105,48 @@ fn a_capture_panicking_in_a_sweep_neither_stops_the_others_nor_the_run() {
     assert!(report.is_success(), "{report}");
     assert_eq!(report.output("probe"), Some(&7));
     assert_eq!(drops.count(), 1, "the panicking capture was dropped once");
+}
+
+/// Tasks of the large run below: several chunks' worth.
+const MANY: usize = 3_000;
+
+#[test]
+fn every_body_is_dropped_once_in_a_large_run_with_retries_and_failures() {
+    // Task i runs after i - 1 and i - 7 (when they exist). Every 11th fails
+    // its first attempt and succeeds on its retry; task 1,500 fails for
+    // good, so its dependents (transitively) end upstream-failed without
+    // running, their bodies retired as the failure spreads.
+    let drops = DropCounter::new();
+    let mut g = Graph::<u32>::new();
+    for i in 0..MANY {
+        let guard = drops.guard();
+        let calls = Arc::new(AtomicU32::new(0));
+        let mut task = Task::sync(format!("t{i}"), move |_| {
+            let _guard = &guard;
+            let call = calls.fetch_add(1, Ordering::Relaxed);
+            match i {
+                1_500 => Err("fails for good".into()),
+                _ if i % 11 == 0 && call == 0 => Err("fails once".into()),
+                _ => Ok(call),
+            }
+        });
+        if i % 11 == 0 {
+            task = task.retry(fixed_backoff(2, Duration::ZERO));
+        }
+        let deps: Vec<String> = [1, 7]
+            .into_iter()
+            .filter(|&back| i >= back)
+            .map(|back| format!("t{}", i - back))
+            .collect();
+        g.add(task.after(deps.iter().map(String::as_str))).unwrap();
+    }
+    let report = within(60, move || {
+        let executor = fastexec::Executor::builder().threads(2).build().unwrap();
+        executor.block_on(g.run())
+    });
+    assert_eq!(drops.count(), MANY, "each body dropped once, none kept");
+    assert_eq!(report.count(TaskState::Failed), 1, "{report}");
+    assert_eq!(report.count(TaskState::Completed), 1_500);
+    assert_eq!(report.count(TaskState::UpstreamFailed), MANY - 1_501);
+    assert_eq!(report.output("t11"), Some(&1), "t11 completed on its retry");
 }
