@@ -1,9 +1,10 @@
 //! `RunHandle::wait_all` drops the bodies of tasks that ended (and what
 //! they captured) while the run goes on, a chunk at a time, not only when
-//! the run ends. Each test ends its graph with a task that waits until a
-//! value captured by an early task's body is dropped: before the change
-//! that value lived until the run ended, which needed that very task to
-//! end, so the run never ended (and `within` failed).
+//! the run ends. The first two tests end their graph with a task that
+//! waits until a value captured by an early task's body is dropped: before
+//! the change that value lived until the run ended, which needed that very
+//! task to end, so the run never ended (and `within` failed). The third
+//! checks the bookkeeping of a larger run: every body dropped, once.
 
 mod support;
 
@@ -27,9 +28,8 @@ impl Drop for OpenOnDrop {
     }
 }
 
-/// `early` (tasks already in `g`, the last of them named `last_early`),
-/// then a chain of [`FILLERS`] sync tasks after `last_early`, then `probe`,
-/// whose body waits for `gate`.
+/// Adds, after `last_early` (a task already in `g`), a chain of
+/// [`FILLERS`] sync tasks, then `probe`, whose body waits for `gate`.
 fn chain_to_probe(g: &mut Graph<u32>, last_early: &str, gate: &Gate) {
     let mut before = last_early.to_string();
     for i in 0..FILLERS {
