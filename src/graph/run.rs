@@ -65,9 +65,9 @@ impl<T: Send + Sync + 'static> Graph<T> {
 
     /// An empty graph with the default scheduler settings and room for
     /// `n` tasks: the tables the graph keeps per task (the nodes, the
-    /// index of ids, the ready queue, the bodies retired at the end) are
-    /// allocated once, rather than grown (and copied) while tasks are
-    /// added. More than `n` tasks may still be added.
+    /// index of ids, the ready queue, the list of bodies of tasks that
+    /// ended) are allocated once, rather than grown (and copied) while
+    /// tasks are added. More than `n` tasks may still be added.
     ///
     /// ```
     /// use fastexec::graph::{Graph, Task};

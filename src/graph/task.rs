@@ -241,6 +241,12 @@ impl<T: Send + Sync + 'static> Task<T> {
     /// released before the task's state changes and before any dependent
     /// starts. A panic from its destructor is caught and fails nothing
     /// more.
+    ///
+    /// `body` itself, and what it captured, is kept until the task ends
+    /// (a retry calls it again), then dropped by the run's waiter
+    /// ([`RunHandle::wait_all`](super::RunHandle::wait_all), which
+    /// [`Graph::run`](super::Graph::run) awaits) a chunk at a time while
+    /// the run goes on, or when it ends.
     pub fn new<F, Fut>(id: impl Into<TaskId>, body: F) -> Self
     where
         F: Fn(Inputs<T>) -> Fut + Send + Sync + 'static,
