@@ -82,7 +82,9 @@ impl WaitList {
         };
         // After unlocking: the old waker's drop may use this list.
         drop(replaced);
-        // SeqCst: pairs with the fence in `wake_all` (module docs).
+        // SeqCst: pairs with the fence in `wake_all` (module docs). It must
+        // order the count's store before the caller's later read of the
+        // condition, which no Acquire/Release/AcqRel fence does.
         fence(Ordering::SeqCst);
     }
 
@@ -129,14 +131,18 @@ impl WaitList {
     /// true. A panic in a `wake` is kept in `panic` (if it is the first)
     /// while the others are woken; the caller re-raises it.
     pub(crate) fn wake_all(&self, panic: &mut FirstPanic) {
-        // SeqCst: pairs with the fence in `register` (module docs).
+        // SeqCst: pairs with the fence in `register` (module docs). It must
+        // order the caller's write of the condition before this read of the
+        // count, which no Acquire/Release/AcqRel fence does.
         fence(Ordering::SeqCst);
+        // Relaxed: the fences order it (module docs).
         if self.registered.load(Ordering::Relaxed) == 0 {
             return;
         }
         let wakers = {
             let mut list = lock(&self.list);
             list.generation = list.generation.wrapping_add(1);
+            // Relaxed: written under the lock, as in `register`.
             self.registered.store(0, Ordering::Relaxed);
             std::mem::take(&mut list.wakers)
         };

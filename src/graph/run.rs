@@ -1256,8 +1256,8 @@ fn drop_caught<V>(value: V) {
 /// neither keep the other bodies from being dropped nor unwind out of the
 /// caller (`wait_all`, whose report would be lost; a runner or driver,
 /// which may be unwinding already).
-fn drop_bodies<T>(bodies: Vec<Body<T>>) {
-    bodies.into_iter().for_each(drop_caught);
+fn drop_bodies<T>(mut bodies: Vec<Body<T>>) {
+    drop_bodies_keeping(&mut bodies);
 }
 
 /// [`drop_bodies`], keeping the list's room for more.
