@@ -70,6 +70,12 @@
 //! * the tasks of a batch [`Core::add`] refuses are given back with the
 //!   error.
 //!
+//! The wakers of a running task's pause switch are anyone's too (a body may
+//! poll its checkpoint under a waker of its own), and one may call back
+//! into the run from `wake`: a transition that changes the switch's phase
+//! puts its wake-up in [`Effects::release`] ([`Release::Wake`]), which the
+//! caller drops after the lock.
+//!
 //! The outputs of completed nodes stay in the core for the run's life, so
 //! an attempt's inputs, which share them, never hold their last reference.
 //!
@@ -92,7 +98,7 @@ use std::time::{Duration, Instant};
 
 use super::edges::Edges;
 use super::inputs::Outputs;
-use super::policy::Budget;
+use super::policy::{Budget, Change, DeferredWake};
 use super::report::AttemptOutcome as Outcome;
 use super::task::{Body, Task};
 use super::validate::{validate, Dep, Plan};
@@ -329,6 +335,10 @@ pub(crate) enum Release<T> {
     /// A user value, whose destructor must not run under the lock (see
     /// "User values" in the module docs): drop it.
     Drop(Dropped<T>),
+    /// The waiters of a task's pause switch, whose phase the transition
+    /// changed: drop it to wake them (their wakers are anyone's, and one
+    /// may call back into the run from `wake`).
+    Wake(DeferredWake),
 }
 
 /// The user values of [`Release::Drop`], held only to be dropped: nothing
@@ -1160,7 +1170,8 @@ impl<T> Core<T> {
             let rare = cold.rare_mut();
             if let Some(control) = rare.control.take() {
                 // Wakes a body waiting at a checkpoint (its driver is aborted too).
-                control.for_run(PauseControl::cancel);
+                fx.release
+                    .extend(control.change_deferred(Change::Cancel).map(Release::Wake));
             }
             if let Some(h) = rare.handle.take() {
                 // Our own driver is finishing: detach. Someone else's: abort.
@@ -1366,8 +1377,9 @@ impl<T> Core<T> {
             let paused = rare
                 .control
                 .as_ref()
-                .is_some_and(|c| c.is_pause_requested() && c.for_run(PauseControl::pause_now));
-            if paused {
+                .and_then(|c| c.change_deferred(Change::PauseIfRequested));
+            if let Some(wake) = paused {
+                fx.release.push(Release::Wake(wake));
                 self.mark_paused_between_attempts(i);
             }
             return Some(delay);
@@ -1511,7 +1523,11 @@ impl<T> Core<T> {
     /// Pauses node `i`: a pending or ready task at once; for a running one,
     /// requests a pause at its next checkpoint and returns its control, on
     /// which the caller awaits the acknowledgement (outside the lock).
-    pub(crate) fn pause(&mut self, i: u32) -> Result<Option<PauseControl>, GraphError> {
+    pub(crate) fn pause(
+        &mut self,
+        i: u32,
+        fx: &mut Effects<T>,
+    ) -> Result<Option<PauseControl>, GraphError> {
         let state = self.node(i).state;
         match state {
             TaskState::Pending | TaskState::Ready => {
@@ -1535,11 +1551,13 @@ impl<T> Core<T> {
                     // No body runs, so it pauses at once, as at a
                     // checkpoint; its driver holds the next attempt until
                     // the resume (see `retry_attempt`).
-                    control.for_run(PauseControl::pause_now);
+                    let wake = control.change_deferred(Change::PauseNow);
+                    fx.release.extend(wake.map(Release::Wake));
                     self.mark_paused_between_attempts(i);
                     return Ok(None);
                 }
-                control.for_run(PauseControl::request_pause);
+                let wake = control.change_deferred(Change::RequestPause);
+                fx.release.extend(wake.map(Release::Wake));
                 Ok(Some(control))
             }
             TaskState::Paused => Ok(None),
@@ -1551,11 +1569,12 @@ impl<T> Core<T> {
     /// requested, it pauses, and the task is recorded as paused in the
     /// same step, under the lock (so no watcher is needed to record it, and
     /// no resume can come in between). Returns the control to wait on.
-    pub(crate) fn checkpoint(&mut self, i: u32) -> Option<PauseControl> {
+    pub(crate) fn checkpoint(&mut self, i: u32, fx: &mut Effects<T>) -> Option<PauseControl> {
         let control = self.control(i)?;
-        if control.for_run(PauseControl::pause_if_requested)
-            && self.node(i).state == TaskState::Running
-        {
+        let paused = control.change_deferred(Change::PauseIfRequested);
+        let now_paused = paused.is_some();
+        fx.release.extend(paused.map(Release::Wake));
+        if now_paused && self.node(i).state == TaskState::Running {
             // It keeps `holds_budget` while paused (see `RunHandle::pause`).
             let node = self.node_mut(i);
             node.state = TaskState::Paused;
@@ -1577,11 +1596,16 @@ impl<T> Core<T> {
         timeout: Duration,
         now: Instant,
     ) -> Effects<T> {
-        match self.control(i) {
-            Some(control) if control.for_run(|c| c.time_out(request)) => {
-                self.cancel(i, CancelReason::PauseTimedOut(timeout), now)
+        let timed_out = self
+            .control(i)
+            .and_then(|c| c.change_deferred(Change::TimeOut { request }));
+        match timed_out {
+            Some(wake) => {
+                let mut fx = self.cancel(i, CancelReason::PauseTimedOut(timeout), now);
+                fx.release.push(Release::Wake(wake));
+                fx
             }
-            _ => Effects::default(),
+            None => Effects::default(),
         }
     }
 
@@ -1636,15 +1660,13 @@ impl<T> Core<T> {
                 }
                 Some(PausedFrom::Running) | None => {
                     node.state = TaskState::Running;
-                    if let Some(control) = control {
-                        control.for_run(PauseControl::resume);
-                    }
+                    let wake = control.and_then(|c| c.change_deferred(Change::Resume));
+                    fx.release.extend(wake.map(Release::Wake));
                 }
             },
             TaskState::Running => {
-                if let Some(control) = control {
-                    control.for_run(PauseControl::resume);
-                }
+                let wake = control.and_then(|c| c.change_deferred(Change::Resume));
+                fx.release.extend(wake.map(Release::Wake));
             }
             TaskState::Pending | TaskState::Ready => {}
             _ => return Err(self.ended(i)),

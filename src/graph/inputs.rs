@@ -3,7 +3,7 @@
 use std::ops::Index;
 use std::sync::{Arc, OnceLock};
 
-use super::core::Names;
+use super::core::{Effects, Names};
 use super::{Cancelled, GraphError, RunHandle, Task, TaskId};
 
 /// A task's dependencies' outputs (in the order the dependencies were
@@ -222,7 +222,9 @@ impl<T: Send + Sync + 'static> Inputs<T> {
         // requested after that check (before the wait) goes round again,
         // to be recorded too, rather than pause the body unrecorded.
         loop {
-            let control = self.run.shared.lock().checkpoint(self.node);
+            let mut fx = Effects::default();
+            let control = self.run.shared.lock().checkpoint(self.node, &mut fx);
+            self.run.shared.apply(fx);
             let Some(control) = control else {
                 return Ok(());
             };

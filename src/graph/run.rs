@@ -332,7 +332,7 @@ impl<T: Send + Sync + 'static> Shared<T> {
     /// look at the watchers (a call that only found that cost a chain ~50
     /// instructions per task).
     #[inline]
-    fn apply(self: &Arc<Self>, fx: Effects<T>) {
+    pub(super) fn apply(self: &Arc<Self>, fx: Effects<T>) {
         // Relaxed: the core's lock orders this load against the increment
         // in `wait` (`Watching::new`). Our transition was made under the
         // lock, and a watcher increments before it checks the states under
@@ -363,6 +363,8 @@ impl<T: Send + Sync + 'static> Shared<T> {
             match release {
                 Release::Abort(mut handle) => handle.abort(),
                 Release::Drop(value) => drop_caught(value),
+                // Wakes with its own catch (see `DeferredWake`).
+                Release::Wake(wake) => drop(wake),
             }
         }
         if notify {
@@ -1426,14 +1428,16 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// });
     /// ```
     pub async fn pause(&self, id: &str) -> Result<(), GraphError> {
-        let (i, control, request, timeout) = {
+        let mut fx = Effects::default();
+        let paused = {
             let mut core = self.shared.lock();
             let i = core.lookup(id)?;
-            let Some(control) = core.pause(i)? else {
-                return Ok(());
-            };
-            let request = control.requests();
-            (i, control, request, core.pause_timeout)
+            let control = core.pause(i, &mut fx)?;
+            control.map(|c| (i, c.requests(), c, core.pause_timeout))
+        };
+        self.shared.apply(fx);
+        let Some((i, request, control, timeout)) = paused else {
+            return Ok(());
         };
         // The timeout first: it applies whatever becomes of this future.
         let timer = PauseTimer::start(&self.shared, i, request, timeout);

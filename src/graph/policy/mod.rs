@@ -40,8 +40,8 @@
 //!   task as paused from `Running` under the lock). The pause timeout is a
 //!   timer outside any task (`PauseTimer` in `run.rs`, so no task group of
 //!   the caller can cancel it): when due, under the lock,
-//!   `control.time_out(request)` cancels the control if that request still
-//!   waits, and the core aborts the driver and records the task as
+//!   `Change::TimeOut { request }` cancels the control if that request
+//!   still waits, and the core aborts the driver and records the task as
 //!   cancelled (`TaskError::Cancelled(CancelReason::PauseTimedOut(d))`,
 //!   not the task's own `TaskError::TimedOut`), propagating to dependents.
 //!   `RunHandle::pause` awaits `control.acknowledged(Duration::MAX)` to
@@ -79,5 +79,6 @@ pub(crate) use budget::Budget;
 pub use budget::{BudgetFull, Demand, Resource};
 pub use config::{CustomResource, ResourceKind, SchedulerConfig};
 pub use pause::{Cancelled, PauseControl, PauseError, PausedFrom};
+pub(crate) use pause::{Change, DeferredWake};
 pub use ready::{ReadySet, LOOKAHEAD, MAX_BYPASS};
 pub use why::Blocked;

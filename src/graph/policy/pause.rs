@@ -21,16 +21,17 @@
 //! the lock, so a change made after that read reaches it: no wake-up is
 //! lost and nothing polls. Wakers are woken with no lock held, neither the
 //! switch's nor the notifier's: one the executor did not make may poll a
-//! checkpoint again, or read the phase, from inside its `wake`. (A graph
-//! run changes the phase under its own lock, though: see
-//! `PauseControl::for_run`.) The timeout of `acknowledged` is decided
+//! checkpoint again, or read the phase, from inside its `wake`. A graph
+//! run changes the phase under its own lock, and wakes the waiters after
+//! it (`PauseControl::change_deferred`): a waker may call back into the
+//! run, too. The timeout of `acknowledged` is decided
 //! under the lock too: if the phase is still `Requested` when the deadline
 //! passes, it becomes `Cancelled` there, so a task is never both
 //! acknowledged and timed out.
 //!
 //! A graph run does not use `acknowledged`'s own timeout: its pause
-//! timeout is a timer of its own, which calls [`PauseControl::time_out`]
-//! with the number of the request it was started for, so that a timer
+//! timeout is a timer of its own, which makes `Change::TimeOut` with the
+//! number of the request it was started for, so that a timer
 //! left from an earlier request (paused, resumed, requested again) does
 //! not cut the later one short.
 //!
@@ -134,6 +135,65 @@ struct Inner {
     changed: Notify,
 }
 
+/// A change of phase, with the phases it may be made from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Change {
+    /// `Running` to `Requested`: ask the body to pause at its next
+    /// checkpoint.
+    RequestPause,
+    /// `Requested` to `Paused`: a checkpoint takes the pause (for a run,
+    /// under its lock, which records the task paused in the same step).
+    PauseIfRequested,
+    /// `Running` or `Requested` to `Paused`, with no checkpoint: for a task
+    /// between two attempts, where no body runs.
+    PauseNow,
+    /// `Requested` or `Paused` to `Running`: withdraw a request, or let a
+    /// paused body go on.
+    Resume,
+    /// Any phase but `Cancelled` to `Cancelled`.
+    Cancel,
+    /// `Requested` to `Cancelled`: no checkpoint within the deadline of
+    /// [`PauseControl::acknowledged`].
+    TimedOut,
+    /// `Requested` to `Cancelled` if the request waiting is number
+    /// `request` (see [`PauseControl::requests`]): a graph run's pause
+    /// timer, so that a timer left from an earlier request (paused,
+    /// resumed, requested again) does not cut a later one short.
+    TimeOut { request: u64 },
+}
+
+impl Change {
+    /// The phases the change is made from, and the phase it makes.
+    fn rule(self) -> (&'static [Phase], Phase) {
+        match self {
+            Change::RequestPause => (&[Phase::Running], Phase::Requested),
+            Change::PauseIfRequested => (&[Phase::Requested], Phase::Paused),
+            Change::PauseNow => (&[Phase::Running, Phase::Requested], Phase::Paused),
+            Change::Resume => (&[Phase::Requested, Phase::Paused], Phase::Running),
+            Change::Cancel => (
+                &[Phase::Running, Phase::Requested, Phase::Paused],
+                Phase::Cancelled,
+            ),
+            Change::TimedOut | Change::TimeOut { .. } => (&[Phase::Requested], Phase::Cancelled),
+        }
+    }
+}
+
+/// The waiters of a switch whose phase a graph run changed under its lock
+/// ([`PauseControl::change_deferred`]): dropping it wakes them, which the
+/// run does once its lock is released. A waker that panics is dropped
+/// with its panic (the panic hook has reported it), after every waiter is
+/// woken: the run's transition is already made, and a waker is anyone's.
+/// Dropped where it should not be, it still wakes them: late, never lost.
+#[must_use = "dropping it wakes the waiters: keep it until the run's lock is released"]
+pub(crate) struct DeferredWake(PauseControl);
+
+impl Drop for DeferredWake {
+    fn drop(&mut self) {
+        caught(|| self.0.inner.changed.notify_all());
+    }
+}
+
 /// The pause switch of one running task: the core requests, resumes and
 /// cancels; the body awaits [`checkpoint`](Self::checkpoint).
 ///
@@ -187,87 +247,74 @@ impl PauseControl {
         self.switch().phase
     }
 
-    /// Moves from `from` (any of them) to `to`; returns whether it moved.
-    fn transition(&self, from: &[Phase], to: Phase) -> bool {
-        self.transition_if(from, to, |_| true)
-    }
-
-    /// Moves from `from` (any of them) to `to` if `also` holds of the
-    /// switch; returns whether it moved.
-    fn transition_if(&self, from: &[Phase], to: Phase, also: impl FnOnce(&Switch) -> bool) -> bool {
+    /// Makes `change` if the phase allows it, and returns whether it did;
+    /// wakes no one (see [`apply`](Self::apply) and
+    /// [`change_deferred`](Self::change_deferred)).
+    fn change(&self, change: Change) -> bool {
+        let (from, to) = change.rule();
         let mut switch = self.switch();
-        if !from.contains(&switch.phase) || !also(&switch) {
+        if !from.contains(&switch.phase) {
             return false;
+        }
+        if let Change::TimeOut { request } = change {
+            if switch.requests != request {
+                return false;
+            }
         }
         if to == Phase::Requested {
             switch.requests += 1;
         }
         switch.phase = to;
-        drop(switch);
-        self.inner.changed.notify_all();
         true
     }
 
-    /// Makes `transition` (one of the methods that change the phase) for
-    /// the run, which calls it under its own lock (so a waker that calls
-    /// back into the run from `wake` would deadlock there; the run's own
-    /// tasks never do). The waiters' wakers are anyone's: one that panics
-    /// must not unwind out of the run's transition halfway. Its panic (re-raised by [`Notify::notify_all`]
-    /// once every waiter is woken, and so after the phase changed) is
-    /// dropped; the panic hook has reported it. Returns what `transition`
-    /// returned: `true` after such a panic, as only a change notifies.
-    pub(crate) fn for_run(&self, transition: impl FnOnce(&PauseControl) -> bool) -> bool {
-        let mut changed = true;
-        caught(|| changed = transition(self));
+    /// Makes `change` and, if it did, wakes the waiters once the switch's
+    /// lock is released. Returns whether it changed the phase.
+    fn apply(&self, change: Change) -> bool {
+        let changed = self.change(change);
+        if changed {
+            self.inner.changed.notify_all();
+        }
         changed
+    }
+
+    /// Makes `change` for a graph run, which calls it under its own lock:
+    /// the waiters are not woken here but when the returned
+    /// [`DeferredWake`] is dropped, which the run does after its lock (a
+    /// waker may be anyone's, and one that calls back into the run from
+    /// `wake` would deadlock under it). `None` if the phase did not change.
+    pub(crate) fn change_deferred(&self, change: Change) -> Option<DeferredWake> {
+        self.change(change).then(|| DeferredWake(self.clone()))
     }
 
     /// Asks the body to pause at its next checkpoint. Returns `false` (and
     /// changes nothing) unless the task was running without a request.
     pub fn request_pause(&self) -> bool {
-        self.transition(&[Phase::Running], Phase::Requested)
+        self.apply(Change::RequestPause)
     }
 
     /// How many pauses were requested so far: the number of the latest
-    /// request, for [`time_out`](Self::time_out).
+    /// request, for [`Change::TimeOut`].
     pub(crate) fn requests(&self) -> u64 {
         self.switch().requests
     }
 
-    /// The pause timeout of request number `request` (see
-    /// [`requests`](Self::requests)) has passed: cancels the task if that
-    /// request is still waiting for a checkpoint. Returns whether it did.
-    pub(crate) fn time_out(&self, request: u64) -> bool {
-        self.transition_if(&[Phase::Requested], Phase::Cancelled, |s| {
-            s.requests == request
-        })
-    }
-
     /// A checkpoint's first step, without waiting: pauses if a pause is
-    /// requested, and says whether it did (the core records the task as
-    /// paused under its lock, in the same step).
-    pub(crate) fn pause_if_requested(&self) -> bool {
-        self.transition(&[Phase::Requested], Phase::Paused)
-    }
-
-    /// Pauses at once, with no checkpoint: for a task between two
-    /// attempts, where no body runs. Returns whether it was running (or a
-    /// pause was requested).
-    pub(crate) fn pause_now(&self) -> bool {
-        self.transition(&[Phase::Running, Phase::Requested], Phase::Paused)
+    /// requested, and says whether it did.
+    fn pause_if_requested(&self) -> bool {
+        self.apply(Change::PauseIfRequested)
     }
 
     /// Withdraws a pause request, or lets a paused body go on. Returns
     /// whether there was one of the two.
     pub fn resume(&self) -> bool {
-        self.transition(&[Phase::Requested, Phase::Paused], Phase::Running)
+        self.apply(Change::Resume)
     }
 
     /// Cancels: the next (or current) checkpoint returns `Err(Cancelled)`.
     /// Idempotent; returns whether this call cancelled.
     pub fn cancel(&self) -> bool {
-        let from = [Phase::Running, Phase::Requested, Phase::Paused];
-        self.transition(&from, Phase::Cancelled)
+        self.apply(Change::Cancel)
     }
 
     /// Whether the body is stopped at a checkpoint.
@@ -361,9 +408,7 @@ impl PauseControl {
                 changed.await;
                 continue;
             };
-            if timeout_at(deadline, changed).await.is_err()
-                && self.transition(&[Phase::Requested], Phase::Cancelled)
-            {
+            if timeout_at(deadline, changed).await.is_err() && self.apply(Change::TimedOut) {
                 return Err(PauseError::TimedOut(timeout));
             }
             // Woken, or the deadline raced with a change: read the phase again.
