@@ -181,10 +181,11 @@ impl Change {
 
 /// The waiters of a switch whose phase a graph run changed under its lock
 /// ([`PauseControl::change_deferred`]): dropping it wakes them, which the
-/// run does once its lock is released. A waker that panics is dropped
-/// with its panic (the panic hook has reported it), after every waiter is
-/// woken: the run's transition is already made, and a waker is anyone's.
-/// Dropped where it should not be, it still wakes them: late, never lost.
+/// run does once its lock is released. If a waker panics, the panic
+/// ([`Notify::notify_all`] re-raises it once every waiter is woken) is
+/// dropped here, the panic hook having reported it: the run's transition
+/// is made, and a waker is anyone's. Dropped where it should not be (under
+/// the lock), it still wakes them: a wake-up is never lost.
 #[must_use = "dropping it wakes the waiters: keep it until the run's lock is released"]
 pub(crate) struct DeferredWake(PauseControl);
 
