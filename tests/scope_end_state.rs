@@ -94,3 +94,40 @@ fn handles_are_finished_when_group_wait_returns() {
         }
     })
 }
+
+/// After a cancelled group's `wait()`, its members' handles report
+/// `is_finished()` too: a member ended by the cancel hands its place in
+/// the group to the worker, as a completing one does, rather than leave
+/// while async-task is still storing its (cancelled) output.
+#[test]
+fn cancelled_members_are_finished_when_group_wait_returns() {
+    with_timeout(|| {
+        let ex = executor(2);
+        for round in 0..ROUNDS {
+            let group = TaskGroup::new();
+            let (parked, all_parked) = std::sync::mpsc::channel();
+            // Spawned from this thread, which runs no task: members that
+            // park until the cancel ends them.
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    let parked = parked.clone();
+                    group.spawn(async move {
+                        parked.send(()).unwrap();
+                        std::future::pending::<()>().await;
+                        [1u64; 8192]
+                    })
+                })
+                .collect();
+            for _ in 0..4 {
+                all_parked.recv().unwrap();
+            }
+            group.cancel();
+            ex.block_on(group.wait());
+            let unfinished = handles.iter().filter(|h| !h.is_finished()).count();
+            assert_eq!(
+                unfinished, 0,
+                "round {round}: cancelled members not finished after wait"
+            );
+        }
+    })
+}

@@ -54,9 +54,10 @@
 // running it (through thread-local state: a flag, and the guard itself when
 // the task is in some group), which releases it after `Runnable::run`
 // returns. The same flag tells the worker that wakes during that `run`
-// come from the completion. A cancelled task's future is dropped after the
-// task is marked closed, so there the guard simply drops with the future:
-// the fields drop in declaration order, the user's future first.
+// come from the completion. A task whose group was cancelled completes the
+// same way, with a cancelled output. An aborted task's future is dropped
+// after the task is marked closed, so there the guard simply drops with the
+// future: the fields drop in declaration order, the user's future first.
 
 pub(crate) mod builder;
 mod join;
@@ -408,6 +409,10 @@ impl<F: Future> Future for TaskFuture<F> {
             }
             None => poll_lent(this.member, stage.as_mut(), cx),
             Some(_) if this.member.is_cancelled() => {
+                // A completion like the others (async-task drops the future
+                // before it stores this output): the guard goes to the
+                // thread running the task.
+                context::stash_finished(this.member.take_guard());
                 return Poll::Ready(Err(Failure::Cancelled));
             }
             // In some group, polled where none is installed (a worker), and
