@@ -14,24 +14,14 @@ use fastexec::graph::{
     Blocked, CancelReason, Graph, GraphError, PausedFrom, RunHandle, SchedulerConfig, Task,
     TaskError, TaskState,
 };
-use support::{gated_task, within, Gate};
+use support::{checkpointed_task, gated_task, within, Gate};
 
 /// Starts a graph of one task, "w", and pauses it at the checkpoint its
 /// body reaches once it is running.
 fn run_paused_at_checkpoint(config: SchedulerConfig) -> RunHandle<u32> {
     let (started, proceed) = (Gate::new(), Gate::new());
     let mut g = Graph::<u32>::with_config(config);
-    let (s, p) = (started.clone(), proceed.clone());
-    g.add(Task::new("w", move |inp| {
-        let (s, p) = (s.clone(), p.clone());
-        async move {
-            s.open();
-            p.wait().await;
-            inp.checkpoint().await?;
-            Ok(1)
-        }
-    }))
-    .unwrap();
+    g.add(checkpointed_task("w", &started, &proceed)).unwrap();
     let run = g.start();
     within(30, move || started.wait_blocking());
     let r = run.clone();

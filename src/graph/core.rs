@@ -369,6 +369,17 @@ pub(crate) struct AttemptStart<T> {
     pub(crate) outputs: Outputs<T>,
 }
 
+/// What a body at a checkpoint does (see [`Core::checkpoint`]).
+pub(crate) enum Checkpoint {
+    /// Go on: no pause was ever requested for the task.
+    Go,
+    /// Wait on the task's pause switch while it is paused (it may have
+    /// paused just now), then go on, or stop if cancelled.
+    Wait(PauseControl),
+    /// Stop: the body's attempt is over.
+    Over,
+}
+
 /// What a driver that waited out a backoff does next (see
 /// [`Core::retry_attempt`]).
 pub(crate) enum Retry<T> {
@@ -1475,9 +1486,26 @@ impl<T> Core<T> {
                 )
             {
                 self.cancel_one(i, CancelReason::Stopped, now, &mut fx);
+            } else if self.node(i).state == TaskState::Running {
+                self.withdraw_pause(i, &mut fx);
             }
         }
         fx
+    }
+
+    /// Withdraws a pause requested of running node `i` that no checkpoint
+    /// has reached yet: after a stop the task finishes, as running tasks
+    /// do, rather than pause where nothing would resume it (its
+    /// [`RunHandle::pause`](super::RunHandle::pause) returns
+    /// [`GraphError::Stopped`], see [`Core::pause_result`]).
+    fn withdraw_pause(&mut self, i: u32, fx: &mut Effects<T>) {
+        let withdrawn = self
+            .cold(i)
+            .rare()
+            .and_then(|r| r.control.as_ref())
+            .filter(|c| c.is_pause_requested())
+            .and_then(|c| c.change_deferred(Change::Resume));
+        fx.release.extend(withdrawn.map(Release::Wake));
     }
 
     /// A task of the run (a runner, a hand-off, a driver) was dropped before
@@ -1540,6 +1568,9 @@ impl<T> Core<T> {
                 node.state = TaskState::Paused;
                 Ok(None)
             }
+            TaskState::Running if self.stopped => Err(GraphError::Stopped {
+                id: self.id(i).clone(),
+            }),
             TaskState::Running => {
                 self.node_mut(i).has_extras = true;
                 let control = self
@@ -1565,12 +1596,23 @@ impl<T> Core<T> {
         }
     }
 
-    /// The body of running node `i` reached a checkpoint: if a pause is
-    /// requested, it pauses, and the task is recorded as paused in the
-    /// same step, under the lock (so no watcher is needed to record it, and
-    /// no resume can come in between). Returns the control to wait on.
-    pub(crate) fn checkpoint(&mut self, i: u32, fx: &mut Effects<T>) -> Option<PauseControl> {
-        let control = self.control(i)?;
+    /// The body of node `i`'s attempt number `attempt` reached a
+    /// checkpoint. If that attempt is over (the task was cancelled, or the
+    /// attempt timed out and the body's inputs outlived it), the body
+    /// should stop. Otherwise, if a pause is requested, it pauses, and the
+    /// task is recorded as paused in the same step, under the lock (so no
+    /// watcher is needed to record it, and no resume can come in between):
+    /// the body waits on the control.
+    pub(crate) fn checkpoint(&mut self, i: u32, attempt: u32, fx: &mut Effects<T>) -> Checkpoint {
+        let node = self.node(i);
+        let in_progress =
+            node.attempts == attempt && node.record != NO_RECORD && node.attempt_counts();
+        if !in_progress {
+            return Checkpoint::Over;
+        }
+        let Some(control) = self.control(i) else {
+            return Checkpoint::Go;
+        };
         let paused = control.change_deferred(Change::PauseIfRequested);
         let now_paused = paused.is_some();
         fx.release.extend(paused.map(Release::Wake));
@@ -1580,7 +1622,7 @@ impl<T> Core<T> {
             node.state = TaskState::Paused;
             node.paused_from = Some(PausedFrom::Running);
         }
-        Some(control)
+        Checkpoint::Wait(control)
     }
 
     /// The pause timeout of request number `request` on node `i` (see
@@ -1621,6 +1663,10 @@ impl<T> Core<T> {
         outcome: Result<(), PauseError>,
     ) -> Result<(), GraphError> {
         match outcome {
+            // Withdrawn by the stop (or by a resume the stop came after).
+            Err(PauseError::NotPaused) if self.stopped => Err(GraphError::Stopped {
+                id: self.id(i).clone(),
+            }),
             Ok(()) | Err(PauseError::NotPaused) => Ok(()),
             Err(_) => match self.cold(i).error() {
                 Some(TaskError::Cancelled(CancelReason::PauseTimedOut(timeout))) => {

@@ -202,6 +202,15 @@ pub enum GraphError {
     },
     /// The run is over (every task reached a terminal state): nothing can be added.
     Finished,
+    /// The run was stopped ([`RunHandle::stop`](super::RunHandle::stop)):
+    /// its running tasks finish, and none of them can be paused any more.
+    /// A pause requested before the stop that no checkpoint had reached is
+    /// withdrawn, and its [`RunHandle::pause`](super::RunHandle::pause)
+    /// returns this too.
+    Stopped {
+        /// The running task that was to pause.
+        id: TaskId,
+    },
 }
 
 impl fmt::Display for GraphError {
@@ -250,6 +259,10 @@ impl fmt::Display for GraphError {
                 "the pause of task `{id}` is unsettled: the task waiting for its checkpoint ended first"
             ),
             GraphError::Finished => f.write_str("the run has finished; tasks can no longer be added"),
+            GraphError::Stopped { id } => write!(
+                f,
+                "task `{id}` cannot be paused: the run was stopped, and its running tasks finish"
+            ),
         }
     }
 }

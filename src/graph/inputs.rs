@@ -3,7 +3,7 @@
 use std::ops::Index;
 use std::sync::{Arc, OnceLock};
 
-use super::core::{Effects, Names};
+use super::core::{Checkpoint, Effects, Names};
 use super::{Cancelled, GraphError, RunHandle, Task, TaskId};
 
 /// A task's dependencies' outputs (in the order the dependencies were
@@ -197,9 +197,10 @@ impl<T: Send + Sync + 'static> Inputs<T> {
     ///
     /// # Errors
     ///
-    /// [`Cancelled`] if the task has been cancelled, typically while paused
-    /// here; the body should return it (`?`): its output would be dropped
-    /// anyway.
+    /// [`Cancelled`] if the task has been cancelled (while paused here, or
+    /// while the body ran since its last checkpoint), or if this attempt
+    /// is otherwise over (it timed out, and these inputs outlived it); the
+    /// body should return it (`?`): its output would be dropped anyway.
     ///
     /// ```
     /// use fastexec::graph::{Graph, Task};
@@ -223,10 +224,16 @@ impl<T: Send + Sync + 'static> Inputs<T> {
         // to be recorded too, rather than pause the body unrecorded.
         loop {
             let mut fx = Effects::default();
-            let control = self.run.shared.lock().checkpoint(self.node, &mut fx);
+            let at = self
+                .run
+                .shared
+                .lock()
+                .checkpoint(self.node, self.attempt, &mut fx);
             self.run.shared.apply(fx);
-            let Some(control) = control else {
-                return Ok(());
+            let control = match at {
+                Checkpoint::Go => return Ok(()),
+                Checkpoint::Over => return Err(Cancelled),
+                Checkpoint::Wait(control) => control,
             };
             if control.wait_while_paused().await? {
                 return Ok(());

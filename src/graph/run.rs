@@ -1397,7 +1397,10 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// failed, cancelled) before the checkpoint; [`GraphError::PauseTimedOut`] as
     /// above; [`GraphError::PauseUnsettled`] if the task waiting for the
     /// checkpoint ended before it could tell (its executor shut down, or a
-    /// task group it joined with the caller was cancelled).
+    /// task group it joined with the caller was cancelled);
+    /// [`GraphError::Stopped`] if the task is running and the run was
+    /// stopped, before this call or before the checkpoint (running tasks
+    /// then finish: the request is withdrawn).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -1530,7 +1533,10 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// running tasks finish their current attempt (without retrying), and
     /// tasks added afterwards are cancelled. A task whose attempt a runner
     /// has already taken counts as running (see [`cancel`](Self::cancel)).
-    /// A task waiting out the backoff before a retry is cancelled at once.
+    /// A task waiting out the backoff before a retry is cancelled at once,
+    /// as is a paused one. A running task cannot be paused any more: a
+    /// pause requested and not yet reached is withdrawn (see
+    /// [`pause`](Self::pause)), and its checkpoints let it go on.
     ///
     /// ```
     /// use fastexec::graph::{CancelReason, Graph, Task, TaskError, TaskState};

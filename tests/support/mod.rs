@@ -447,6 +447,22 @@ pub fn gated_task(id: &str, started: &Gate, release: &Gate) -> fastexec::graph::
     })
 }
 
+/// A graph task that opens `started`, then waits for `proceed`, then
+/// reaches a checkpoint (where a pause requested meanwhile takes it), then
+/// returns 1.
+pub fn checkpointed_task(id: &str, started: &Gate, proceed: &Gate) -> fastexec::graph::Task<u32> {
+    let (started, proceed) = (started.clone(), proceed.clone());
+    fastexec::graph::Task::new(id, move |inp| {
+        let (started, proceed) = (started.clone(), proceed.clone());
+        async move {
+            started.open();
+            proceed.wait().await;
+            inp.checkpoint().await?;
+            Ok(1)
+        }
+    })
+}
+
 /// The message a [`PanicOnDrop`] panics with.
 pub const PANIC_ON_DROP: &str = "panic in a destructor";
 
