@@ -1,10 +1,10 @@
 //! Property test of a run's [`Report`] and of what it draws: the table,
 //! DOT and the Chrome trace.
 //!
-//! A random DAG (ids with spaces, quotes, backslashes, control characters
-//! and non-ASCII letters, on purpose) of sync and async bodies, some
-//! failing (an error or a panic) on their first attempts and retried after
-//! a short fixed backoff, some spinning a little (so that runners' batches
+//! A random DAG (ids with spaces, quotes, backslashes, control characters,
+//! NULs among them, and non-ASCII letters, on purpose) of sync and async
+//! bodies, some failing (an error or a panic) on their first attempts and
+//! retried after a short fixed backoff, some spinning a little (so that runners' batches
 //! are handed off), some adding subflow tasks with `Inputs::add_task` /
 //! `add_batch` on their first attempt: valid ones (depending on the
 //! graph's tasks, on the parent's earlier subflow tasks and on each other,
@@ -172,10 +172,10 @@ struct Case {
     cancel: Option<(usize, u8)>,
 }
 
-/// The id of `core` in one of eight styles, some of which DOT, JSON and the
+/// The id of `core` in one of ten styles, some of which DOT, JSON and the
 /// table must escape or cope with.
 fn styled(style: u16, core: &str) -> String {
-    match style % 8 {
+    match style % 10 {
         0 => format!("t{core}"),
         1 => format!("t {core} sp"),
         2 => format!("q\"{core}\""),
@@ -183,6 +183,8 @@ fn styled(style: u16, core: &str) -> String {
         4 => format!("ü{core}→✓"),
         5 => format!("nl\nbreak{core}"),
         6 => format!("\\\"{core}"),
+        7 => format!("nul\0{core}"),
+        8 => format!("nul\\0{core}"),
         _ => format!("tab\t{core}"),
     }
 }
@@ -1028,8 +1030,9 @@ enum Statement {
 }
 
 /// Reads one double-quoted DOT string at the start of `s` as Graphviz's
-/// scanner does (`\"` and `\\` are pairs; a `"` alone ends it), returning it
-/// unescaped (`\n` is a newline, as in a label) and the rest.
+/// scanner does (`\"` and `\\` are pairs; a `"` alone ends it, and so would
+/// a NUL), returning it unescaped (`\n` is a newline, as in a label; `\0`
+/// is how `render` spells a NUL) and the rest.
 fn dot_string(s: &str) -> Result<(String, &str), String> {
     let body = s
         .strip_prefix('"')
@@ -1043,9 +1046,11 @@ fn dot_string(s: &str) -> Result<(String, &str), String> {
                 Some((_, '"')) => out.push('"'),
                 Some((_, '\\')) => out.push('\\'),
                 Some((_, 'n')) => out.push('\n'),
+                Some((_, '0')) => out.push('\0'),
                 other => return Err(format!("stray escape {other:?} in {s:?}")),
             },
             '\n' => return Err(format!("raw newline in {s:?}")),
+            '\0' => return Err(format!("raw NUL in {s:?}")),
             c => out.push(c),
         }
     }

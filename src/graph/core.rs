@@ -870,8 +870,12 @@ impl<T> Core<T> {
     /// same workers and meet on the lock), and sizes the list of retired
     /// bodies for the tasks there are, so that it does not grow (and copy)
     /// while tasks run. (`spans` is not sized: most tasks write no record
-    /// there.)
-    pub(crate) fn prepare_run(&mut self, workers: Option<usize>, fx: &mut Effects<T>) {
+    /// there.) A run with no task finishes as it starts, at `t0`: no task's
+    /// end will say when.
+    pub(crate) fn prepare_run(&mut self, workers: Option<usize>, t0: Instant, fx: &mut Effects<T>) {
+        if self.live == 0 {
+            self.finished_at = Some(t0);
+        }
         if let Some(workers) = workers {
             let workers = u32::try_from(workers).unwrap_or(u32::MAX).max(1);
             self.max_runners = self.max_runners.min(workers);

@@ -33,7 +33,10 @@ where
     out
 }
 
-/// A DOT double-quoted string.
+/// A DOT double-quoted string. A NUL, which a DOT string cannot hold
+/// (Graphviz's scanner ends the string there), is spelled `\0`. Distinct
+/// strings stay distinct: each backslash is doubled, so the pairs `\"`,
+/// `\n` and `\0` cannot come from other characters.
 fn quote(s: &str) -> String {
     let mut q = String::with_capacity(s.len() + 2);
     q.push('"');
@@ -42,6 +45,7 @@ fn quote(s: &str) -> String {
             '"' => q.push_str("\\\""),
             '\\' => q.push_str("\\\\"),
             '\n' => q.push_str("\\n"),
+            '\0' => q.push_str("\\0"),
             c => q.push(c),
         }
     }

@@ -267,7 +267,8 @@ impl<T: Send + Sync + 'static> Graph<T> {
     /// module docs), and returns a handle to watch and steer it.
     pub fn start(mut self) -> RunHandle<T> {
         let mut fx = Effects::default();
-        self.core.prepare_run(crate::current_threads(), &mut fx);
+        let t0 = Instant::now();
+        self.core.prepare_run(crate::current_threads(), t0, &mut fx);
         let unit = Arc::clone(&self.core.unit);
         let run = RunHandle {
             shared: Arc::new(Shared {
@@ -275,7 +276,7 @@ impl<T: Send + Sync + 'static> Graph<T> {
                 changed: crate::signal::Notify::new(),
                 watchers: AtomicUsize::new(0),
                 unit,
-                t0: Instant::now(),
+                t0,
                 started_at: SystemTime::now(),
                 scope: crate::Scope::current(),
             }),
