@@ -298,8 +298,9 @@ pub(crate) struct Span {
 pub(crate) struct Effects<T> {
     /// How many runners to spawn (already counted in `Core::runners`).
     pub(crate) runners: u32,
-    /// Nodes whose attempt failed and are due for a retry after this wait.
-    pub(crate) retries: Vec<(u32, Duration)>,
+    /// Nodes whose attempt failed at this instant, due for a retry after
+    /// this wait from then.
+    pub(crate) retries: Vec<(u32, Instant, Duration)>,
     /// What the transitions let go of: drivers of cancelled running tasks
     /// to abort, and user values to drop (see "User values" in the module
     /// docs). One list for both, so that the test for work to do after a

@@ -61,9 +61,11 @@ impl RetryPolicy {
         self
     }
 
-    /// The factor the wait grows by after each retry (values below 1 are treated as 1).
+    /// The factor the wait grows by after each retry (values below 1, and
+    /// NaN, are treated as 1; an infinite one makes every wait after the
+    /// first the [`max_backoff`](Self::max_backoff)).
     pub fn multiplier(mut self, m: f64) -> Self {
-        self.multiplier = if m.is_finite() { m.max(1.0) } else { 1.0 };
+        self.multiplier = if m.is_nan() { 1.0 } else { m.max(1.0) };
         self
     }
 
@@ -153,6 +155,17 @@ mod tests {
             .iter()
             .all(|w| *w > Duration::from_millis(50) && *w <= Duration::from_millis(100)));
         assert!(waits.iter().any(|w| *w != waits[0]), "jitter never varied");
+    }
+
+    #[test]
+    fn an_infinite_multiplier_jumps_to_the_cap_and_nan_means_one() {
+        let base = RetryPolicy::attempts(3).jitter(0.0);
+        let infinite = base.multiplier(f64::INFINITY);
+        assert_eq!(infinite.backoff(1), Duration::from_millis(10));
+        assert_eq!(infinite.backoff(2), Duration::from_secs(10));
+        assert_eq!(infinite.backoff(2), base.multiplier(f64::MAX).backoff(2));
+        let nan = base.multiplier(f64::NAN);
+        assert_eq!(nan.backoff(5), Duration::from_millis(10));
     }
 
     #[test]

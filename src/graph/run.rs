@@ -333,7 +333,7 @@ impl<T: Send + Sync + 'static> Shared<T> {
     /// look at the watchers (a call that only found that cost a chain ~50
     /// instructions per task).
     #[inline]
-    pub(super) fn apply(self: &Arc<Self>, fx: Effects<T>) {
+    pub(super) fn apply(self: &Arc<Self>, fx: Effects<T>) -> bool {
         // Relaxed: the core's lock orders this load against the increment
         // in `wait` (`Watching::new`). Our transition was made under the
         // lock, and a watcher increments before it checks the states under
@@ -342,9 +342,11 @@ impl<T: Send + Sync + 'static> Shared<T> {
         // acquisition and so before this load, which sees it.
         let notify =
             fx.finished || fx.sweep || (fx.changed && self.watchers.load(Ordering::Relaxed) > 0);
-        if fx.runners > 0 || !fx.retries.is_empty() || !fx.release.is_empty() || notify {
+        let work = fx.runners > 0 || !fx.retries.is_empty() || !fx.release.is_empty() || notify;
+        if work {
             self.carry_out(fx, notify);
         }
+        work
     }
 
     /// [`Shared::apply`] when there is something to do.
@@ -354,8 +356,8 @@ impl<T: Send + Sync + 'static> Shared<T> {
             let runner = Member::new(self, Role::Runner);
             self.scope.spawn(run_ready(runner)).detach();
         }
-        for (i, delay) in fx.retries {
-            self.drive_apart(i, Resume::Backoff(delay), None);
+        for (i, failed, delay) in fx.retries {
+            self.drive_apart(i, Resume::Backoff(failed, delay), None);
         }
         // Before the wake-ups, so that a waiter woken finds the values
         // dropped. A panic from a destructor fails nothing (the panic hook
@@ -774,7 +776,14 @@ async fn run_ready<T: Send + Sync + 'static>(mut runner: Member<T>) {
             };
             (now, more)
         };
-        shared.apply(fx);
+        // Effects carried out (user values dropped, tasks spawned, waiters
+        // woken) take time that is not the next attempt's: read again, so
+        // that its start and its time limit count from its call.
+        let now = if shared.apply(fx) {
+            Instant::now()
+        } else {
+            now
+        };
         match more {
             None => {
                 budget = RUNNER_BUDGET;
@@ -908,7 +917,7 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
         for r in batch.ran.drain(..) {
             let times = (r.began, r.ended.unwrap_or(now));
             if let Some(delay) = core.attempt_ran(r.node, r.body, times, r.result, fx) {
-                fx.retries.push((r.node, delay));
+                fx.retries.push((r.node, times.1, delay));
             }
         }
         core.wake_runners(fx);
@@ -1045,8 +1054,10 @@ enum Begun<T> {
 enum Resume<T> {
     /// An attempt under way.
     Attempt(Attempt<T>),
-    /// A failed attempt, to retry after this wait.
-    Backoff(Duration),
+    /// An attempt that failed at this instant, to retry after this wait
+    /// from then (not from when the driver first runs, which a busy worker
+    /// may delay: the two waits would add up).
+    Backoff(Instant, Duration),
 }
 
 /// Runs the node of `driver` from `resume` on: the attempt, then retries
@@ -1068,8 +1079,12 @@ async fn drive_node<T: Send + Sync + 'static>(
     loop {
         let result = match resume {
             Resume::Attempt(attempt) => attempt.await.map(|out| shared.share(out)),
-            Resume::Backoff(delay) => {
-                crate::time::sleep(delay).await;
+            Resume::Backoff(failed, delay) => {
+                match failed.checked_add(delay) {
+                    Some(due) => crate::time::sleep_until(due).await,
+                    // Too far for an `Instant`: as long as `sleep` waits.
+                    None => crate::time::sleep(delay).await,
+                }
                 let (now, start) = loop {
                     let (now, begun) = {
                         let mut core = shared.lock();
@@ -1079,7 +1094,10 @@ async fn drive_node<T: Send + Sync + 'static>(
                     };
                     match begun {
                         Retry::Start(start) => break (now, start),
-                        Retry::Over(fx) => return shared.apply(fx),
+                        Retry::Over(fx) => {
+                            shared.apply(fx);
+                            return;
+                        }
                         // Paused between attempts: the next one waits for
                         // the resume; a cancel ends the driver.
                         Retry::Paused(control) => {
@@ -1107,12 +1125,15 @@ async fn drive_node<T: Send + Sync + 'static>(
             }
         };
         let mut fx = Effects::default();
-        let retry = shared
-            .lock()
-            .finish_attempt(i, result, Instant::now(), &mut fx);
+        let (ended, retry) = {
+            let mut core = shared.lock();
+            // Under the lock, as in `run_ready`.
+            let ended = Instant::now();
+            (ended, core.finish_attempt(i, result, ended, &mut fx))
+        };
         shared.apply(fx);
         match retry {
-            Some(delay) => resume = Resume::Backoff(delay),
+            Some(delay) => resume = Resume::Backoff(ended, delay),
             None => return,
         }
     }
