@@ -912,9 +912,14 @@ impl<T> Core<T> {
     }
 
     /// Takes node `i` out of the ready queue (a FIFO skips it when popped).
-    fn unready(&mut self, i: u32) {
+    /// From the ranked set, it also asks for runners: tasks behind it may
+    /// now be offered (one ranked past the lookahead, or held back by a
+    /// reservation for it), and the runners may all have left, having found
+    /// nothing to offer.
+    fn unready(&mut self, i: u32, fx: &mut Effects<T>) {
         if let Ready::Ranked(set) = &mut self.ready {
             set.remove(i);
+            self.wake_runners(fx);
         }
     }
 
@@ -1175,7 +1180,7 @@ impl<T> Core<T> {
         fx: &mut Effects<T>,
     ) {
         if self.node(i).state == TaskState::Ready {
-            self.unready(i);
+            self.unready(i, fx);
         }
         let released = self.release_budget(i);
         let (node, cold) = (&mut self.nodes[i as usize], &mut self.cold[i as usize]);
@@ -1566,7 +1571,7 @@ impl<T> Core<T> {
             TaskState::Pending | TaskState::Ready => {
                 self.rank();
                 if state == TaskState::Ready {
-                    self.unready(i);
+                    self.unready(i, fx);
                 }
                 let node = self.node_mut(i);
                 node.paused_from = PausedFrom::from_state(state);
