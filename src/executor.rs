@@ -939,9 +939,15 @@ impl Builder {
     /// An [`EnvError`] naming a variable with a bad value, and the
     /// value: `FASTEXEC_WORKERS` not a whole number from 1 to 65535,
     /// `FASTEXEC_SCHEDULER` neither `work-stealing` nor `simple`, or
-    /// `FASTEXEC_SEED` not a `u64`.
+    /// `FASTEXEC_SEED` not a `u64`; a value that is not Unicode is bad
+    /// too (its bad bytes shown as U+FFFD).
     pub fn from_env() -> Result<Builder, EnvError> {
-        Builder::from_lookup(|name| std::env::var(name).ok())
+        // A value that is not Unicode comes with its bad bytes replaced
+        // (U+FFFD), so that it fails to parse and is reported, rather than
+        // read as unset.
+        Builder::from_lookup(|name| {
+            std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+        })
     }
 
     /// As [`from_env`](Builder::from_env), reading each variable through

@@ -30,6 +30,16 @@ fn fastexec_workers_env() {
         let _: &dyn std::error::Error = &err;
     }
 
+    // A value that is not Unicode is bad too, not taken as unset.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        std::env::set_var(WORKERS_ENV, std::ffi::OsStr::from_bytes(b"4\xff"));
+        let err: EnvError = Builder::from_env().expect_err("not Unicode");
+        assert_eq!(err.variable, "FASTEXEC_WORKERS");
+        assert_eq!(err.value, "4\u{fffd}");
+    }
+
     // A good value sets the thread count.
     std::env::set_var(WORKERS_ENV, "3");
     let ex = Builder::from_env().unwrap().build().unwrap();

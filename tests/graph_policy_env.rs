@@ -44,6 +44,17 @@ fn scheduler_config_from_the_process_environment() {
         .to_string()
         .contains("FASTEXEC_AGING_INTERVAL_MS=\"soon\""));
 
+    // A value that is not Unicode is invalid, not taken as unset.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        std::env::set_var("FASTEXEC_AGING_INTERVAL_MS", "50");
+        std::env::set_var("FASTEXEC_CPU_SLOTS", std::ffi::OsStr::from_bytes(b"4\xff"));
+        let err = SchedulerConfig::from_env().unwrap_err();
+        assert_eq!(err.variable, "FASTEXEC_CPU_SLOTS");
+        assert_eq!(err.value, "4\u{fffd}");
+    }
+
     for var in VARS {
         std::env::remove_var(var);
     }

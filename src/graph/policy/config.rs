@@ -117,9 +117,14 @@ impl SchedulerConfig {
     ///
     /// # Errors
     ///
-    /// An [`EnvError`] naming the first variable whose value is invalid.
+    /// An [`EnvError`] naming the first variable whose value is invalid
+    /// (a value that is not Unicode is, its bad bytes shown as U+FFFD).
     pub fn from_env() -> Result<SchedulerConfig, EnvError> {
-        SchedulerConfig::from_lookup(|name| std::env::var(name).ok())
+        // Bad bytes replaced rather than the variable read as unset: the
+        // value then fails to parse, and is reported.
+        SchedulerConfig::from_lookup(|name| {
+            std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+        })
     }
 
     /// Like [`from_env`](Self::from_env), reading variables through
