@@ -151,7 +151,12 @@ impl Wake for WorkerWaker {
     }
 }
 
-/// Polls `future` whenever woken, running the worker's tasks in between.
+/// Polls `future` whenever woken, running the worker's tasks in between:
+/// one task after each poll at least, so that a future that wakes itself
+/// (a `yield_now` loop waiting for another task) does not keep the worker
+/// from the task it waits for. Like the worker's own loop, it looks for a
+/// shutdown before every task: a task that keeps waking itself must not
+/// hold the worker (and the executor's drop) here.
 fn run_on_worker<F: Future>(worker: &Worker, future: F) -> F::Output {
     let shared = worker.shared();
     let signal = std::sync::Arc::new(WorkerWaker {
@@ -167,14 +172,18 @@ fn run_on_worker<F: Future>(worker: &Worker, future: F) -> F::Output {
             if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
                 return output;
             }
-            continue;
+        }
+        if shared.is_shutdown() {
+            panic!("fastexec: the executor shut down while a task was blocked in block_on");
         }
         if let Some(task) = worker.next_task() {
             worker.run_task(task);
             continue;
         }
-        if shared.is_shutdown() {
-            panic!("fastexec: the executor shut down while a task was blocked in block_on");
+        // Relaxed: only a hint (woken while polled: poll again rather
+        // than park); the swap above synchronises with the waker.
+        if signal.woken.load(Relaxed) {
+            continue;
         }
         let held_timers = worker.park();
         // Relaxed: only a hint; the swap at the top of the loop is what

@@ -282,3 +282,29 @@ fn spawns_in_another_executors_block_on_go_to_that_executor() {
         assert!(outer.starts_with("home"), "{outer}");
     })
 }
+
+/// A nested `block_on` whose future waits for another task by yielding in
+/// a loop, on the only worker: the worker runs a queued task between two
+/// polls of that future (before, each yield woke it and it was polled
+/// again at once, and the task it waited for never ran).
+#[test]
+fn nested_block_on_of_a_yielding_future_lets_queued_tasks_run() {
+    with_timeout(|| {
+        let ex = executor(1);
+        let task = ex.spawn(async {
+            fastexec::block_on(async {
+                let set = counter();
+                let setter = set.clone();
+                spawn(async move { setter.store(1, SeqCst) }).detach();
+                let mut yields = 0u64;
+                while get(&set) == 0 {
+                    yield_now().await;
+                    yields += 1;
+                }
+                yields
+            })
+        });
+        let yields = ex.block_on(task).unwrap();
+        assert!(yields <= 2, "the spawned task ran after {yields} yields");
+    })
+}
