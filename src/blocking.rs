@@ -43,6 +43,8 @@ use std::time::{Duration, Instant};
 
 use async_task::{FallibleTask, Runnable, Task};
 
+use crate::task::TaskOutput;
+
 /// The payload of a panic, as `std::panic::catch_unwind` returns it.
 pub type PanicPayload = Box<dyn Any + Send + 'static>;
 
@@ -166,8 +168,12 @@ impl BlockingPool {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
+        // The value and the panic in wrappers that catch a panic of their
+        // destructor: a detached job's are dropped by async-task under its
+        // abort-on-panic guard.
+        let task = self.spawn_task(move || TaskOutput::new(job()), TaskOutput::new);
         BlockingTask {
-            task: Some(self.spawn_task(job, std::convert::identity).fallible()),
+            task: Some(task.fallible()),
         }
     }
 
@@ -451,7 +457,7 @@ impl<F> Drop for DropCaught<F> {
 #[must_use = "dropping a BlockingTask detaches the job; await it for the value"]
 pub struct BlockingTask<T> {
     /// Always `Some` until dropped.
-    task: Option<FallibleTask<Result<T, PanicPayload>>>,
+    task: Option<FallibleTask<Result<TaskOutput<T>, TaskOutput<PanicPayload>>>>,
 }
 
 impl<T> Future for BlockingTask<T> {
@@ -463,8 +469,8 @@ impl<T> Future for BlockingTask<T> {
             .as_mut()
             .expect("a BlockingTask holds its task until dropped");
         Poll::Ready(match ready!(Pin::new(task).poll(cx)) {
-            Some(Ok(value)) => Ok(value),
-            Some(Err(payload)) => Err(BlockingError::Panicked(payload)),
+            Some(Ok(value)) => Ok(value.into_inner()),
+            Some(Err(payload)) => Err(BlockingError::Panicked(payload.into_inner())),
             None => Err(BlockingError::Cancelled),
         })
     }
