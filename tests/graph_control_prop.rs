@@ -31,8 +31,9 @@
 //! * after `stop`, no attempt starts but the one a runner had taken;
 //! * `wait(id)` gives `Ok(output)` iff the report says completed, else
 //!   `TaskFailed` with the report's error; `pause` gives `Ok`,
-//!   `TaskEnded` with the final state, or `PauseTimedOut` for a task the
-//!   report says the pause timeout cancelled;
+//!   `TaskEnded` with the final state, `PauseTimedOut` for a task the
+//!   report says the pause timeout cancelled, or, once the run is
+//!   stopped, `Stopped`;
 //! * `pause`, `resume`, `cancel`, `why`, `wait` on an ended task give the
 //!   documented answers and change nothing;
 //! * a task seen paused makes no progress (no attempt starts, no
@@ -901,6 +902,8 @@ fn verify(report: &Report<usize>, ctx: &Ctx, s: &Script) -> Vec<String> {
             Ok(()) => {}
             Err(GraphError::TaskEnded { id: t, state })
                 if t.as_str() == id(*i) && *state == r.state => {}
+            // A stopped run's running tasks finish: none pauses any more.
+            Err(GraphError::Stopped { id: t }) if t.as_str() == id(*i) && s.stop.is_some() => {}
             Err(GraphError::PauseTimedOut { id: t, timeout })
                 if t.as_str() == id(*i)
                     && *timeout == PAUSE_TIMEOUT
