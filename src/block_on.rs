@@ -56,7 +56,13 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
         return simple.block_on(shared, root);
     }
     match context::worker_of(shared) {
-        Some(worker) => run_on_worker(&worker, root),
+        Some(worker) => {
+            // Inside a `block_on` of another executor, which set this
+            // worker aside: its own again while this one runs.
+            let _own = (!context::is_worker_of(shared.id()))
+                .then(|| context::enter_executor(shared.clone()));
+            run_on_worker(&worker, root)
+        }
         None => {
             let _executor = context::enter_executor(shared.clone());
             run_parked(root, shared)

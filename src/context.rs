@@ -57,7 +57,10 @@ thread_local! {
     /// [`NOT_A_WORKER`]. A copy of what `WORKER` says, in a destructor-free
     /// cell: the spawn and wake paths of other threads read it to go
     /// straight to the injector, without `WORKER`'s registration check and
-    /// borrow.
+    /// borrow. Also `NOT_A_WORKER` while a `block_on` of another executor
+    /// runs on the worker's thread: the worker then runs none of its
+    /// queue, so its executor's tasks woken or spawned here go to the
+    /// injector, for the other workers, not to this worker's slot or ring.
     static WORKER_OF: Cell<u64> = const { Cell::new(NOT_A_WORKER) };
     /// What the task that just ran on this thread left to release (see
     /// [`stash_finished`]). Destructor-free, so a worker reads and resets
@@ -252,28 +255,59 @@ fn with_block_on_executor<R>(f: impl FnOnce(Option<&Arc<Shared>>, Option<&Worker
 #[allow(clippy::redundant_allocation)]
 type BlockOnExecutor = Rc<Arc<Shared>>;
 
-/// Makes `shared` this thread's executor until the guard drops.
+/// Makes `shared` this thread's executor until the guard drops. On a
+/// worker of another executor, that worker is set aside meanwhile (see
+/// `WORKER_OF`). On a worker of `shared` itself (set aside by a
+/// `block_on` of another executor that this one runs inside), it is the
+/// thread's worker again.
 pub(crate) fn enter_executor(shared: Arc<Shared>) -> ExecutorGuard {
-    let prev = EXECUTOR.with(|e| e.borrow_mut().replace(Rc::new(shared)));
-    HAS_EXECUTOR.set(true);
-    drop(SPAWN_WORKER.take());
-    ExecutorGuard(prev)
+    let saved = Saved {
+        has_executor: HAS_EXECUTOR.get(),
+        worker_of: WORKER_OF.get(),
+        spawn_worker: SPAWN_WORKER.take(),
+    };
+    let replaced = match worker_of(&shared) {
+        Some(worker) => {
+            WORKER_OF.set(shared.id());
+            SPAWN_WORKER.set(Some(worker));
+            HAS_EXECUTOR.set(false);
+            None
+        }
+        None => {
+            WORKER_OF.set(NOT_A_WORKER);
+            HAS_EXECUTOR.set(true);
+            Some(EXECUTOR.with(|e| e.borrow_mut().replace(Rc::new(shared))))
+        }
+    };
+    ExecutorGuard { replaced, saved }
 }
 
-/// Restores the previous executor of a `block_on` thread.
-pub(crate) struct ExecutorGuard(Option<BlockOnExecutor>);
+/// What [`enter_executor`] changed and its guard puts back.
+struct Saved {
+    has_executor: bool,
+    worker_of: u64,
+    spawn_worker: Option<Rc<Worker>>,
+}
+
+/// Restores the thread's executor and worker as they were before
+/// [`enter_executor`].
+pub(crate) struct ExecutorGuard {
+    /// The `EXECUTOR` replaced, if it was.
+    replaced: Option<Option<BlockOnExecutor>>,
+    saved: Saved,
+}
 
 impl Drop for ExecutorGuard {
     fn drop(&mut self) {
-        let prev = self.0.take();
-        HAS_EXECUTOR.set(prev.is_some());
-        if prev.is_none() && WORKER_OF.get() != NOT_A_WORKER {
-            SPAWN_WORKER.set(WORKER.with(|w| w.borrow().clone()));
+        HAS_EXECUTOR.set(self.saved.has_executor);
+        WORKER_OF.set(self.saved.worker_of);
+        drop(SPAWN_WORKER.replace(self.saved.spawn_worker.take()));
+        if let Some(prev) = self.replaced.take() {
+            // The executor left is dropped after the borrow: if it is the
+            // last reference, its drop may run tasks' destructors.
+            let left = EXECUTOR.with(|e| std::mem::replace(&mut *e.borrow_mut(), prev));
+            drop(left);
         }
-        // The executor left is dropped after the borrow: if it is the last
-        // reference, its drop may run tasks' destructors.
-        let left = EXECUTOR.with(|e| std::mem::replace(&mut *e.borrow_mut(), prev));
-        drop(left);
     }
 }
 
