@@ -80,8 +80,10 @@
 //! fits, it is dispatched and the best task is *bypassed*: a priority level
 //! is FIFO only up to that, a big task can be overtaken by a smaller one of
 //! the same (or a lower) priority, a bounded number of times. After
-//! [`MAX_BYPASS`] bypasses of the same best task, `pop_best` offers only
-//! that task until it is dispatched or removed, so the capacity it waits
+//! [`MAX_BYPASS`] bypasses of the same task while it was the best one
+//! (counted per task, so that two tasks taking turns as the best do not
+//! reset each other's count), `pop_best` offers only that task while it
+//! is the best, until it is dispatched or removed, so the capacity it waits
 //! for drains to it (CPU demands above the cap are refused at submission,
 //! and the soft caps' escape rule admits any task once no running task
 //! holds any of the resource, so it then fits as soon as the running
@@ -151,6 +153,11 @@ struct Slot {
     seq: u64,
     /// Whether the task sits in its level's `late` set rather than the deque.
     late: bool,
+    /// How many times the task was bypassed while it was the best one
+    /// (see [`MAX_BYPASS`]). Per task: with one count for the set, two
+    /// tasks taking turns as the best (close priorities, aging) reset each
+    /// other's, and neither was ever reserved for.
+    bypassed: u32,
 }
 
 impl Slot {
@@ -297,8 +304,6 @@ pub struct ReadySet {
     next_seq: u64,
     /// The latest `ready_since` inserted: `now` is raised to it.
     latest: Option<Instant>,
-    /// The best task that was bypassed: `(node, seq, times)`.
-    bypassed: Option<(u32, u64, u32)>,
 }
 
 impl std::fmt::Debug for ReadySet {
@@ -346,7 +351,6 @@ impl ReadySet {
             len: 0,
             next_seq: 0,
             latest: None,
-            bypassed: None,
         }
     }
 
@@ -391,6 +395,7 @@ impl ReadySet {
             id,
             seq,
             late: false,
+            bypassed: 0,
         });
         if self.file(base_priority, node, seq) {
             self.slots[idx].as_mut().expect("just written").late = true;
@@ -454,16 +459,13 @@ impl ReadySet {
         {
             level.fifo.pop_front();
         }
-        self.after_take(slot.base, node);
+        self.after_take(slot.base);
         true
     }
 
-    /// Bookkeeping after the task at `node` left level `base`.
-    fn after_take(&mut self, base: i32, node: u32) {
+    /// Bookkeeping after a task left level `base`.
+    fn after_take(&mut self, base: i32) {
         self.len -= 1;
-        if self.bypassed.is_some_and(|(n, _, _)| n == node) {
-            self.bypassed = None;
-        }
         let levels = self.levels.len();
         let level = self.levels.get_mut(&base).expect("level of a ready task");
         level.live -= 1;
@@ -555,18 +557,16 @@ impl ReadySet {
         top: u32,
         mut fits: impl FnMut(u32) -> bool,
     ) -> Option<u32> {
-        let top_seq = self.slot(top).seq;
-        let times = match self.bypassed {
-            Some((n, s, t)) if n == top && s == top_seq => t,
-            _ => 0,
-        };
-        if times >= MAX_BYPASS {
+        if self.slot(top).bypassed >= MAX_BYPASS {
             return None; // reserve capacity for the best task
         }
         let now = self.latest.map_or(now, |l| now.max(l));
         let node = self.runners_up(top, now).into_iter().find(|&n| fits(n))?;
         self.remove(node);
-        self.bypassed = Some((top, top_seq, times + 1));
+        self.slots[top as usize]
+            .as_mut()
+            .expect("the best task stays in the set")
+            .bypassed += 1;
         Some(node)
     }
 
@@ -601,7 +601,7 @@ impl ReadySet {
         } else {
             level.fifo.pop_front();
         }
-        self.after_take(base, node);
+        self.after_take(base);
         node
     }
 

@@ -129,6 +129,40 @@ fn a_task_that_does_not_fit_is_bypassed_at_most_max_bypass_times() {
     assert!(!set.contains(0));
 }
 
+/// Two big tasks whose priorities differ by one, ready half an aging
+/// interval apart, take turns as the best task every half interval. Each
+/// is bypassed at most `MAX_BYPASS` times all the same: the count is the
+/// task's, not reset when the other one is the best for a while.
+#[test]
+fn tasks_taking_turns_as_the_best_are_each_bypassed_at_most_max_bypass_times() {
+    let interval = 10 * MS;
+    let t0 = Instant::now();
+    let mut set = ReadySet::new(interval, 1);
+    set.insert(0, id("a"), 0, t0);
+    set.insert(1, id("b"), 1, t0 + interval / 2);
+    let (mut now, step) = (t0 + interval / 2, Duration::from_micros(100));
+    let (mut bypasses, mut reserved) = (0, None);
+    for next in 2..10_002 {
+        set.insert(next, id(&format!("small-{next:05}")), -100, now);
+        match set.pop_best(now, |n| n >= 2) {
+            Some(n) => {
+                assert!(n >= 2);
+                bypasses += 1;
+            }
+            None => {
+                reserved = set.pop_best(now, |_| true);
+                break;
+            }
+        }
+        now += step;
+    }
+    assert!(
+        (MAX_BYPASS..=2 * MAX_BYPASS).contains(&bypasses),
+        "{bypasses} bypasses, at most {MAX_BYPASS} each"
+    );
+    assert!(matches!(reserved, Some(0 | 1)), "reserved for {reserved:?}");
+}
+
 #[test]
 fn fits_is_offered_at_most_lookahead_candidates_best_first() {
     let t0 = Instant::now();
@@ -225,8 +259,8 @@ struct Naive {
     /// node -> (id, base, ready since, insert number)
     tasks: BTreeMap<u32, (TaskId, i32, Instant, u64)>,
     inserts: u64,
-    /// (best task, its insert number, times bypassed)
-    bypassed: Option<(u32, u64, u32)>,
+    /// node -> times bypassed while the best, since its insert
+    bypassed: BTreeMap<u32, u32>,
 }
 
 impl Naive {
@@ -252,9 +286,7 @@ impl Naive {
     }
 
     fn remove(&mut self, node: u32) -> bool {
-        if self.bypassed.is_some_and(|(n, _, _)| n == node) {
-            self.bypassed = None;
-        }
+        self.bypassed.remove(&node);
         self.tasks.remove(&node).is_some()
     }
 
@@ -277,12 +309,7 @@ impl Naive {
         let pick = if fits(best) {
             best
         } else {
-            let seq = self.tasks[&best].3;
-            let times = match self.bypassed {
-                Some((n, s, t)) if n == best && s == seq => t,
-                _ => 0,
-            };
-            if times >= MAX_BYPASS {
+            if self.bypassed.get(&best).is_some_and(|&t| t >= MAX_BYPASS) {
                 return None;
             }
             let pick = ranked[1..]
@@ -291,7 +318,7 @@ impl Naive {
                 .copied()
                 .find(|&n| fits(n))?;
             self.remove(pick);
-            self.bypassed = Some((best, seq, times + 1));
+            *self.bypassed.entry(best).or_default() += 1;
             return Some(pick);
         };
         self.remove(pick);
