@@ -114,7 +114,9 @@ impl BlockingPool {
     ///
     /// # Panics
     ///
-    /// If `max_threads` is zero.
+    /// If `max_threads` is zero, or if `name_prefix` holds a NUL (no
+    /// thread can have such a name: said here, rather than by the first
+    /// job's spawn).
     ///
     /// ```
     /// use std::time::Duration;
@@ -127,6 +129,11 @@ impl BlockingPool {
         assert!(
             max_threads > 0,
             "fastexec: a blocking pool needs at least one thread"
+        );
+        let name_prefix = name_prefix.into();
+        assert!(
+            !name_prefix.contains('\0'),
+            "fastexec: a thread name cannot hold a NUL: {name_prefix:?}"
         );
         Self {
             shared: Arc::new(Shared {
@@ -145,7 +152,7 @@ impl BlockingPool {
                 exited: Condvar::new(),
                 max_threads,
                 keep_alive,
-                name_prefix: name_prefix.into(),
+                name_prefix,
             }),
         }
     }

@@ -1029,9 +1029,20 @@ impl Builder {
     ///
     /// # Errors
     ///
-    /// The operating system's error if it refuses to start a thread (the
-    /// threads already started are stopped and joined).
+    /// An [`io::ErrorKind::InvalidInput`] error if the
+    /// [`thread_name`](Builder::thread_name) prefix holds a NUL, which no
+    /// thread's name can; the operating system's error if it refuses to
+    /// start a thread (the threads already started are stopped and joined).
     pub fn build(self) -> io::Result<Executor> {
+        if self.thread_name.contains('\0') {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "fastexec: the thread name prefix {:?} holds a NUL, which no thread's name can",
+                    self.thread_name
+                ),
+            ));
+        }
         let workers = self
             .ext
             .forced_workers()

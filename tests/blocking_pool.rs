@@ -118,6 +118,12 @@ fn threads_are_named_with_the_prefix() {
     assert_eq!(name.unwrap().as_deref(), Some("named-0"));
 }
 
+#[test]
+#[should_panic(expected = "a thread name cannot hold a NUL")]
+fn a_prefix_with_a_nul_is_refused_when_the_pool_is_made() {
+    let _ = BlockingPool::new(1, Duration::from_secs(10), "nul\0name");
+}
+
 thread_local! {
     /// Counts a pool thread's exit when its thread-locals are destroyed,
     /// which happens before a join of that thread returns.

@@ -165,3 +165,17 @@ fn free_spawn_outside_executor_uses_global() {
         assert_eq!(from_thread.join().unwrap().unwrap(), 42);
     })
 }
+
+/// No thread's name can hold a NUL: `build` says so with an error (before,
+/// the first worker's spawn panicked inside it).
+#[test]
+fn a_thread_name_prefix_with_a_nul_is_an_invalid_input_error() {
+    let err = Executor::builder()
+        .threads(1)
+        .thread_name("nul\0name")
+        .build()
+        .map(drop)
+        .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("NUL"), "{err}");
+}

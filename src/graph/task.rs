@@ -361,7 +361,11 @@ impl<T> Task<T> {
     /// again after its deadline, so an attempt woken only then (its timer
     /// fired late, every worker being busy) times out even if its body
     /// would now be done. A body that never suspends
-    /// ([`Task::sync`]) is judged when it returns.
+    /// ([`Task::sync`]) is judged when it returns. The limit is on the
+    /// attempt's wall-clock time: a pause at a checkpoint
+    /// ([`RunHandle::pause`](super::RunHandle::pause)) does not stop it,
+    /// so an attempt paused past its deadline times out (if retries are
+    /// left, the next attempt then waits for the resume).
     ///
     /// A zero limit is refused when the task is added
     /// ([`GraphError::ZeroTimeout`](super::GraphError::ZeroTimeout)): it

@@ -89,7 +89,9 @@ impl fmt::Display for Blocked {
             }
             Blocked::Paused {
                 from: PausedFrom::Running,
-            } => f.write_str("paused at a checkpoint, holding its budget; resumes as running"),
+            } => f.write_str(
+                "paused while running (at a checkpoint, or between two attempts), holding its budget; resumes as running",
+            ),
             Blocked::Paused { from } => write!(f, "paused; resumes as {}", from.state()),
             Blocked::Retrying {
                 next_attempt,
@@ -138,7 +140,7 @@ mod tests {
                 Blocked::Paused {
                     from: PausedFrom::Running,
                 },
-                "paused at a checkpoint, holding its budget; resumes as running",
+                "paused while running (at a checkpoint, or between two attempts), holding its budget; resumes as running",
             ),
             (
                 Blocked::Finished(TaskState::UpstreamFailed),
