@@ -245,6 +245,12 @@ impl<T: Send + Sync + 'static> Inputs<T> {
     /// `self.run().add_task(task)`. It may depend on this very task, to run
     /// after it, or be awaited by it with `self.run().wait(id)`, but not both.
     ///
+    /// Tasks added stay in the run whatever becomes of this attempt: an
+    /// attempt that is retried finds them there, and adding the same id
+    /// again is [`GraphError::DuplicateId`]. A body that may be retried
+    /// adds its subflow once (on [`attempt`](Self::attempt) 1, say, or if
+    /// `self.run().state(id)` is `None`).
+    ///
     /// ```
     /// use fastexec::graph::{Graph, Task};
     ///
