@@ -55,7 +55,10 @@
 // the task is in some group), which releases it after `Runnable::run`
 // returns. The same flag tells the worker that wakes during that `run`
 // come from the completion. A task whose group was cancelled completes the
-// same way, with a cancelled output. An aborted task's future is dropped
+// same way, with a cancelled output: its future is dropped in that poll
+// too, before the guard is handed over (a nested `block_on` in the
+// future's destructor runs tasks on this thread, whose completions release
+// what was handed over). An aborted task's future is dropped
 // after the task is marked closed, so there the guard simply drops with the
 // future: the fields drop in declaration order, the user's future first.
 
@@ -409,9 +412,12 @@ impl<F: Future> Future for TaskFuture<F> {
             }
             None => poll_lent(this.member, stage.as_mut(), cx),
             Some(_) if this.member.is_cancelled() => {
-                // A completion like the others (async-task drops the future
-                // before it stores this output): the guard goes to the
-                // thread running the task.
+                // A completion like the others: the future dropped here
+                // first (a nested `block_on` in its destructor may run
+                // tasks, and release what they stashed, on this thread),
+                // then the guard goes to the thread running the task,
+                // released once async-task has stored this output.
+                drop_caught(stage.as_mut());
                 context::stash_finished(this.member.take_guard());
                 return Poll::Ready(Err(Failure::Cancelled));
             }
