@@ -10,25 +10,13 @@ mod support;
 
 use std::sync::{mpsc, Arc};
 
-use support::within;
-
-fn named(name: &str, threads: usize) -> fastexec::Executor {
-    fastexec::Executor::builder()
-        .threads(threads)
-        .thread_name(name)
-        .build()
-        .unwrap()
-}
-
-fn thread_name() -> String {
-    std::thread::current().name().unwrap_or("").to_string()
-}
+use support::{named, thread_name, within};
 
 #[test]
 fn a_task_woken_inside_another_executors_block_on_runs_on_a_free_worker() {
     within(30, || {
-        let a = named("exa", 2);
-        let b = Arc::new(named("exb", 1));
+        let a = named(2, "exa");
+        let b = Arc::new(named(1, "exb"));
         let (tx, rx) = futures::channel::oneshot::channel::<()>();
         let (parked_tx, parked_rx) = mpsc::channel();
         let u = a.spawn(async move {
@@ -50,8 +38,8 @@ fn a_task_woken_inside_another_executors_block_on_runs_on_a_free_worker() {
 #[test]
 fn a_spawn_in_a_block_on_nested_in_anothers_goes_to_its_executor() {
     within(30, || {
-        let a = Arc::new(named("exa", 1));
-        let b = Arc::new(named("exb", 1));
+        let a = Arc::new(named(1, "exa"));
+        let b = Arc::new(named(1, "exb"));
         let a2 = a.clone();
         let name = a
             .block_on(a.spawn(async move {
@@ -67,8 +55,8 @@ fn a_spawn_in_a_block_on_nested_in_anothers_goes_to_its_executor() {
 #[test]
 fn dropping_the_other_executor_does_not_wait_for_a_task_of_this_one() {
     within(30, || {
-        let a = Arc::new(named("exa", 1));
-        let b = Arc::new(named("exb", 1));
+        let a = Arc::new(named(1, "exa"));
+        let b = Arc::new(named(1, "exb"));
         let (go_tx, go_rx) = futures::channel::oneshot::channel::<()>();
         let (inside_tx, inside_rx) = mpsc::channel();
         let (parked_tx, parked_rx) = mpsc::channel();

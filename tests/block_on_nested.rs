@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering::SeqCst;
 
 use fastexec::{spawn, yield_now};
 use futures::channel::oneshot;
-use support::{counter, executor, get, with_timeout};
+use support::{counter, executor, get, named, thread_name, with_timeout};
 
 /// A task on the only worker blocks in `block_on` on a child task, which can
 /// only run on that same worker.
@@ -237,18 +237,6 @@ fn executor_block_on_inside_own_task() {
         });
         assert_eq!(value, 8);
     })
-}
-
-fn named(threads: usize, name: &str) -> fastexec::Executor {
-    fastexec::Executor::builder()
-        .threads(threads)
-        .thread_name(name)
-        .build()
-        .unwrap()
-}
-
-fn thread_name() -> String {
-    std::thread::current().name().unwrap_or("").to_owned()
 }
 
 /// A worker of one executor running another executor's `block_on`: what it

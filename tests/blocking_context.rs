@@ -10,20 +10,8 @@ mod support;
 use std::sync::Arc;
 
 use fastexec::signal::Notify;
-use fastexec::{Executor, TaskGroup};
-use support::with_timeout;
-
-fn named(threads: usize, name: &str) -> Executor {
-    Executor::builder()
-        .threads(threads)
-        .thread_name(name)
-        .build()
-        .unwrap()
-}
-
-fn thread_name() -> String {
-    std::thread::current().name().unwrap_or("").to_string()
-}
+use fastexec::TaskGroup;
+use support::{named, thread_name, with_timeout};
 
 #[test]
 fn spawn_inside_a_blocking_job_uses_the_jobs_executor() {

@@ -447,6 +447,21 @@ pub fn gated_task(id: &str, started: &Gate, release: &Gate) -> fastexec::graph::
     })
 }
 
+/// An executor of `threads` workers whose threads are named `name-N`, for
+/// tests that tell executors apart by [`thread_name`].
+pub fn named(threads: usize, name: &str) -> Executor {
+    Executor::builder()
+        .threads(threads)
+        .thread_name(name)
+        .build()
+        .unwrap()
+}
+
+/// The name of the thread this runs on ("" if it has none).
+pub fn thread_name() -> String {
+    std::thread::current().name().unwrap_or("").to_owned()
+}
+
 /// A graph task that opens `started`, then waits for `proceed`, then
 /// reaches a checkpoint (where a pause requested meanwhile takes it), then
 /// returns 1.
