@@ -331,7 +331,7 @@ impl<T: Send + Sync + 'static> Shared<T> {
     /// Carries out transitions' effects, outside the lock. Inlined up to
     /// the common case of a runner's batch, which has nothing to do but
     /// look at the watchers (a call that only found that cost a chain ~50
-    /// instructions per task).
+    /// instructions per task). Returns whether there was anything to do.
     #[inline]
     pub(super) fn apply(self: &Arc<Self>, fx: Effects<T>) -> bool {
         // Relaxed: the core's lock orders this load against the increment
