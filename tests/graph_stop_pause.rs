@@ -2,8 +2,9 @@
 //! finish, and cancels paused ones, since nothing would resume them; so a
 //! running task can no longer pause: `pause` returns `GraphError::Stopped`,
 //! and a pause requested before the stop and not yet reached at a
-//! checkpoint is withdrawn (before, the task paused after the stop and
-//! `wait_all` waited for a resume that never came).
+//! checkpoint is withdrawn (`Stopped` too, or `TaskEnded` if the task has
+//! completed by the time the pause looks). Before, the task paused after
+//! the stop and `wait_all` waited for a resume that never came.
 
 mod support;
 
@@ -44,7 +45,18 @@ fn a_pause_requested_before_the_stop_is_withdrawn_and_the_task_finishes() {
                 proceed.open();
             };
             let (paused, ()) = fastexec::join!(run.pause("w"), stop_then_go);
-            assert_stopped(paused);
+            // The task, no longer asked to pause, may complete before the
+            // pause's watcher looks: then it reports that instead.
+            let completed_first = matches!(
+                &paused,
+                Err(GraphError::TaskEnded {
+                    state: TaskState::Completed,
+                    ..
+                })
+            );
+            if !completed_first {
+                assert_stopped(paused);
+            }
             run.wait_all().await
         })
     });

@@ -206,7 +206,8 @@ pub enum GraphError {
     /// its running tasks finish, and none of them can be paused any more.
     /// A pause requested before the stop that no checkpoint had reached is
     /// withdrawn, and its [`RunHandle::pause`](super::RunHandle::pause)
-    /// returns this too.
+    /// returns this too (or [`TaskEnded`](Self::TaskEnded), if the task,
+    /// no longer held, has ended by the time the pause looks).
     Stopped {
         /// The running task that was to pause.
         id: TaskId,

@@ -1422,7 +1422,8 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// task group it joined with the caller was cancelled);
     /// [`GraphError::Stopped`] if the task is running and the run was
     /// stopped, before this call or before the checkpoint (running tasks
-    /// then finish: the request is withdrawn).
+    /// then finish: the request is withdrawn; if the task ends before this
+    /// call looks, [`GraphError::TaskEnded`]).
     ///
     /// ```
     /// use std::sync::Arc;
