@@ -393,6 +393,16 @@ pub(crate) enum Retry<T> {
     Over(Effects<T>),
 }
 
+/// Makes `change` on a task's pause switch, under the core's lock, with the
+/// wake-up of its waiters left in `fx` for after the lock (see "User
+/// values" in the module docs). Returns whether the phase changed.
+fn switch<T>(control: &PauseControl, change: Change, fx: &mut Effects<T>) -> bool {
+    let wake = control.change_deferred(change);
+    let changed = wake.is_some();
+    fx.release.extend(wake.map(Release::Wake));
+    changed
+}
+
 /// Whether every value of `T` is alike and dropping one does nothing (as
 /// `()`): then all tasks share one output (see [`Core::output`]).
 pub(crate) fn is_unit<T>() -> bool {
@@ -1191,8 +1201,7 @@ impl<T> Core<T> {
             let rare = cold.rare_mut();
             if let Some(control) = rare.control.take() {
                 // Wakes a body waiting at a checkpoint (its driver is aborted too).
-                fx.release
-                    .extend(control.change_deferred(Change::Cancel).map(Release::Wake));
+                switch(&control, Change::Cancel, fx);
             }
             if let Some(h) = rare.handle.take() {
                 // Our own driver is finishing: detach. Someone else's: abort.
@@ -1398,9 +1407,8 @@ impl<T> Core<T> {
             let paused = rare
                 .control
                 .as_ref()
-                .and_then(|c| c.change_deferred(Change::PauseIfRequested));
-            if let Some(wake) = paused {
-                fx.release.push(Release::Wake(wake));
+                .is_some_and(|c| switch(c, Change::PauseIfRequested, fx));
+            if paused {
                 self.mark_paused_between_attempts(i);
             }
             return Some(delay);
@@ -1509,13 +1517,9 @@ impl<T> Core<T> {
     /// [`RunHandle::pause`](super::RunHandle::pause) returns
     /// [`GraphError::Stopped`], see [`Core::pause_result`]).
     fn withdraw_pause(&mut self, i: u32, fx: &mut Effects<T>) {
-        let withdrawn = self
-            .cold(i)
-            .rare()
-            .and_then(|r| r.control.as_ref())
-            .filter(|c| c.is_pause_requested())
-            .and_then(|c| c.change_deferred(Change::Resume));
-        fx.release.extend(withdrawn.map(Release::Wake));
+        if let Some(control) = self.cold(i).rare().and_then(|r| r.control.as_ref()) {
+            switch(control, Change::Withdraw, fx);
+        }
     }
 
     /// A task of the run (a runner, a hand-off, a driver) was dropped before
@@ -1592,13 +1596,11 @@ impl<T> Core<T> {
                     // No body runs, so it pauses at once, as at a
                     // checkpoint; its driver holds the next attempt until
                     // the resume (see `retry_attempt`).
-                    let wake = control.change_deferred(Change::PauseNow);
-                    fx.release.extend(wake.map(Release::Wake));
+                    switch(&control, Change::PauseNow, fx);
                     self.mark_paused_between_attempts(i);
                     return Ok(None);
                 }
-                let wake = control.change_deferred(Change::RequestPause);
-                fx.release.extend(wake.map(Release::Wake));
+                switch(&control, Change::RequestPause, fx);
                 Ok(Some(control))
             }
             TaskState::Paused => Ok(None),
@@ -1623,10 +1625,9 @@ impl<T> Core<T> {
         let Some(control) = self.control(i) else {
             return Checkpoint::Go;
         };
-        let paused = control.change_deferred(Change::PauseIfRequested);
-        let now_paused = paused.is_some();
-        fx.release.extend(paused.map(Release::Wake));
-        if now_paused && self.node(i).state == TaskState::Running {
+        if switch(&control, Change::PauseIfRequested, fx)
+            && self.node(i).state == TaskState::Running
+        {
             // It keeps `holds_budget` while paused (see `RunHandle::pause`).
             let node = self.node_mut(i);
             node.state = TaskState::Paused;
@@ -1716,13 +1717,15 @@ impl<T> Core<T> {
                 }
                 Some(PausedFrom::Running) | None => {
                     node.state = TaskState::Running;
-                    let wake = control.and_then(|c| c.change_deferred(Change::Resume));
-                    fx.release.extend(wake.map(Release::Wake));
+                    if let Some(control) = control {
+                        switch(control, Change::Resume, &mut fx);
+                    }
                 }
             },
             TaskState::Running => {
-                let wake = control.and_then(|c| c.change_deferred(Change::Resume));
-                fx.release.extend(wake.map(Release::Wake));
+                if let Some(control) = control {
+                    switch(control, Change::Resume, &mut fx);
+                }
             }
             TaskState::Pending | TaskState::Ready => {}
             _ => return Err(self.ended(i)),

@@ -150,6 +150,10 @@ pub(crate) enum Change {
     /// `Requested` or `Paused` to `Running`: withdraw a request, or let a
     /// paused body go on.
     Resume,
+    /// `Requested` to `Running` only: withdraw a request no checkpoint has
+    /// reached (a stopped run's running tasks finish), leaving a paused
+    /// body as it is.
+    Withdraw,
     /// Any phase but `Cancelled` to `Cancelled`.
     Cancel,
     /// `Requested` to `Cancelled`: no checkpoint within the deadline of
@@ -170,6 +174,7 @@ impl Change {
             Change::PauseIfRequested => (&[Phase::Requested], Phase::Paused),
             Change::PauseNow => (&[Phase::Running, Phase::Requested], Phase::Paused),
             Change::Resume => (&[Phase::Requested, Phase::Paused], Phase::Running),
+            Change::Withdraw => (&[Phase::Requested], Phase::Running),
             Change::Cancel => (
                 &[Phase::Running, Phase::Requested, Phase::Paused],
                 Phase::Cancelled,
