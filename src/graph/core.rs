@@ -86,10 +86,12 @@
 //! runners alive; it only changes under the lock, together with the queue:
 //! a runner leaves (decrementing it) only when it finds no ready node that
 //! fits the budget, and every push onto the queue, and every release of a
-//! budget, is followed by [`Core::wake_runners`], which asks for new runners
-//! while the queue holds more nodes than there are runners, up to
-//! `max_runners`. So a node pushed (or made to fit) after a runner left is
-//! always seen by a runner alive or asked for.
+//! budget, is followed by [`Core::wake_runners`], which asks for a new
+//! runner per queued node, up to `max_runners` alive, but for one node if
+//! the caller is a runner (which takes nodes next). So a node pushed (or
+//! made to fit) after a runner left is always seen by a runner alive or
+//! asked for. The runners alive other than the caller are not counted on:
+//! each may be in a body that takes any time.
 
 use std::collections::{HashMap, VecDeque};
 use std::mem;
@@ -298,6 +300,10 @@ pub(crate) struct Span {
 pub(crate) struct Effects<T> {
     /// How many runners to spawn (already counted in `Core::runners`).
     pub(crate) runners: u32,
+    /// Set by a runner for the transitions it makes at the lock (recording
+    /// its batch), after which it takes ready nodes itself: one fewer to
+    /// ask a runner for (see [`Core::wake_runners`]).
+    pub(crate) runner_here: bool,
     /// Nodes whose attempt failed at this instant, due for a retry after
     /// this wait from then.
     pub(crate) retries: Vec<(u32, Instant, Duration)>,
@@ -319,6 +325,7 @@ impl<T> Default for Effects<T> {
     fn default() -> Self {
         Effects {
             runners: 0,
+            runner_here: false,
             retries: Vec::new(),
             release: Vec::new(),
             changed: false,
@@ -954,11 +961,21 @@ impl<T> Core<T> {
         self.ready = Ready::Ranked(set);
     }
 
-    /// Asks for runners while ready nodes outnumber them (see the module docs).
+    /// Asks for a runner per ready node that no runner is about to take,
+    /// while fewer than `max_runners` are alive (see the module docs).
+    ///
+    /// Only a runner at the lock ([`Effects::runner_here`]) is about to
+    /// take one: it takes ready nodes next. Every other runner alive is
+    /// polling a batch, and a body may take any time, so it counts as busy.
+    /// (Counting it as one that will come back left a node made ready by a
+    /// driver, say, waiting for a long sync body on one worker while
+    /// another was idle.) A runner asked for that finds nothing, because a
+    /// runner came back first, only leaves.
     #[inline]
     pub(crate) fn wake_runners(&mut self, fx: &mut Effects<T>) {
         let queued = u32::try_from(self.ready.len()).unwrap_or(u32::MAX);
-        let wanted = queued.min(self.max_runners).saturating_sub(self.runners);
+        let unclaimed = queued.saturating_sub(u32::from(fx.runner_here));
+        let wanted = unclaimed.min(self.max_runners.saturating_sub(self.runners));
         self.runners += wanted;
         fx.runners += wanted;
     }

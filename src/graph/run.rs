@@ -758,7 +758,10 @@ async fn run_ready<T: Send + Sync + 'static>(mut runner: Member<T>) {
     let mut batch = Batch::new(shared, Vec::with_capacity(MAX_BATCH));
     let mut budget = RUNNER_BUDGET;
     loop {
-        let mut fx = Effects::default();
+        let mut fx = Effects {
+            runner_here: true,
+            ..Effects::default()
+        };
         let (now, more) = {
             let mut core = shared.lock();
             // Read under the lock: a runner descheduled between a clock
