@@ -175,6 +175,12 @@ fn run_on_worker<F: Future>(worker: &Worker, future: F) -> F::Output {
     loop {
         // Acquire: pairs with the Release store in `wake_by_ref`.
         if signal.woken.swap(false, Acquire) {
+            // The root's poll is work found, as a task is for `run_task`: a
+            // search `next_task` began must end before it. Counted as
+            // searching through a long poll after `block_on` returns, the
+            // worker would keep every notifier quiet and, with two workers,
+            // the other from searching.
+            worker.end_search_if_searching();
             if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
                 return output;
             }

@@ -86,7 +86,8 @@ pub(crate) struct Shared {
     id: u64,
     injector: ConcurrentQueue<Runnable>,
     /// The ring of the first outside thread that posts (`queue/posting.rs`):
-    /// its tasks go there while the injector is empty and the ring has room.
+    /// all its tasks go there (a full ring sends its older half to
+    /// `overflow`).
     posting: Posting<Runnable>,
     /// Where full rings send their older half, in batches of
     /// [`OVERFLOW_BATCH`]: one push and one pop per batch instead of one per

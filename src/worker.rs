@@ -59,12 +59,12 @@
 //!
 //! Written out in [`Worker::next_task`]: every [`GLOBAL_INTERVAL`] ticks a
 //! batch of outside work joins the back of the ring (overflow batches,
-//! else half the outside poster's ring, else a share of the injector; and
+//! else half the outside poster's ring, then a share of the injector; and
 //! due timers fire, and a worker that only requeues self-waking tasks
 //! offers its core, below), so work posted from outside starts even while
 //! local tasks keep waking each other; then the LIFO slot, the local ring,
-//! a batch from the overflow queue, half the outside poster's ring or else
-//! a batch from the injector, and finally stealing half of another
+//! a batch from the overflow queue, half the outside poster's ring and a
+//! batch from the injector behind it, and finally stealing half of another
 //! worker's ring that holds two tasks or more (then the overflow queue and
 //! the outside work once more).
 //!
@@ -376,11 +376,14 @@ impl Worker {
     /// Moves a fair share of the work posted from outside into the ring;
     /// returns one task, the oldest. Called with the slot and ring empty.
     ///
-    /// Half of the outside poster's ring first (`queue/posting.rs`); the
-    /// injector only when that ring is empty, since its tasks are newer
-    /// (`Shared::inject`).
+    /// Half of the outside poster's ring (`queue/posting.rs`), then a share
+    /// of the injector behind it. The injector holds the other outside
+    /// threads' tasks, in no order with the poster's (whose owner never
+    /// posts there, `Shared::inject`): taken only once the poster's ring
+    /// was empty, they waited for as long as the poster kept it filled.
     fn pull_injected_batch(&self) -> Option<Runnable> {
         if self.shared.take_posted(&self.local) > 0 {
+            self.move_injected_to_ring_at_most(self.fair_share());
             return self.local.pop();
         }
         let first = self.shared.pop_injected()?;
@@ -397,8 +400,9 @@ impl Worker {
     }
 
     /// Appends a fair share of the work posted from outside to the back of
-    /// the ring: half of the outside poster's ring, or if that is empty a
-    /// share of the injector (see [`pull_injected_batch`](Self::pull_injected_batch)).
+    /// the ring: half of the outside poster's ring (unless overflow batches
+    /// came in), and a share of the injector behind it (see
+    /// [`pull_injected_batch`](Self::pull_injected_batch)).
     ///
     /// First, if there is room, overflow batches (up to half a ring): the
     /// outside poster's ring sends its older half there when full, so it
@@ -415,14 +419,13 @@ impl Worker {
             moved += batch.len();
             self.local.push_many(batch, &*self.shared);
         }
-        if moved > 0 {
-            return;
+        if moved == 0 {
+            self.shared.take_posted(&self.local);
         }
-        // Not the injector while the ring still holds tasks (this ring had
-        // no room for half of it): they are older.
-        if self.shared.take_posted(&self.local) > 0 || self.shared.has_posted() {
-            return;
-        }
+        // The injector gets its share at every tick whatever else came in:
+        // its tasks are other threads' than the poster's, in no order with
+        // them (see `pull_injected_batch`), and would otherwise wait for
+        // as long as the poster keeps its ring filled.
         self.move_injected_to_ring_at_most(self.fair_share());
     }
 
@@ -464,7 +467,6 @@ impl Worker {
         let stealers = self.shared.stealers();
         let n = stealers.len();
         let start = self.next_random() as usize % n;
-        let before = self.local.len();
         // A task alone in its ring is the one its (awake) owner runs next;
         // taking it would only move that owner's work to another core.
         let least = if self.takes_lone_tasks.replace(false) {
@@ -472,16 +474,12 @@ impl Worker {
         } else {
             2
         };
-        let stolen = (0..n)
+        let (task, moved) = (0..n)
             .map(|i| (start + i) % n)
             .filter(|&victim| victim != self.index && stealers[victim].len() >= least)
-            .find_map(|victim| stealers[victim].steal_into(&self.local));
-        if stolen.is_some() {
-            // The one returned plus those that landed in the ring.
-            let moved = self.local.len().saturating_sub(before) + 1;
-            self.counters.0.steals.add(moved as u64);
-        }
-        stolen
+            .find_map(|victim| stealers[victim].steal_into(&self.local))?;
+        self.counters.0.steals.add(moved as u64);
+        Some(task)
     }
 
     fn next_random(&self) -> u32 {
@@ -533,6 +531,15 @@ impl Worker {
         // some meanwhile only end the `pop`s sooner.
         self.shared
             .push_batch(std::iter::from_fn(|| self.local.pop()).take(held));
+    }
+
+    /// Ends this worker's search if it is searching (see
+    /// [`end_search`](Self::end_search)).
+    #[inline]
+    pub(crate) fn end_search_if_searching(&self) {
+        if self.searching.get() {
+            self.end_search();
+        }
     }
 
     /// Ends this worker's search, waking another worker to search in its

@@ -27,7 +27,7 @@ fn spawn_thief(steal: Steal<usize>) -> thread::JoinHandle<Vec<usize>> {
     thread::spawn(move || {
         let (mine, _) = local::<usize>();
         let mut got = Vec::new();
-        got.extend(steal.steal_into(&mine));
+        got.extend(steal.steal_into(&mine).map(|(item, _)| item));
         drain(&mine, &mut got);
         got
     })

@@ -474,8 +474,11 @@ impl<T> Steal<T> {
     }
 
     /// Steals half of the victim's items (rounded up) into `dst`, returning
-    /// one of them to run at once. `dst` must have room for half a ring.
-    pub fn steal_into(&self, dst: &Local<T>) -> Option<T> {
+    /// one of them to run at once and how many it took, that one included.
+    /// `dst` must have room for half a ring. (The count cannot be read off
+    /// `dst` afterwards: once published there, the stolen items may be
+    /// stolen again before the thief looks.)
+    pub fn steal_into(&self, dst: &Local<T>) -> Option<(T, usize)> {
         if dst.remaining() < HALF as usize {
             return None;
         }
@@ -493,7 +496,7 @@ impl<T> Steal<T> {
             // from `dst` (their Acquire loads of `tail`).
             dst.inner.tail.store(last, Release);
         }
-        Some(item)
+        Some((item, n as usize))
     }
 
     /// Steals half of the victim's items (rounded up) into the back of

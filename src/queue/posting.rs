@@ -13,8 +13,9 @@
 //!
 //! The first thread that posts claims the ring, by its
 //! [`thread_key`](crate::context::thread_key), for the life of the
-//! executor; every other thread, and the owner whenever the ring is full,
-//! posts to the injector as before. Keys are never reused, so only the
+//! executor; every other thread posts to the injector as before. The owner
+//! never does (but after shutdown): a full ring sends its older half to the
+//! executor's overflow queue. Keys are never reused, so only the
 //! claiming thread ever reaches the owner's handle: that is the whole of
 //! the `Sync` argument below. (If the owner exits, workers take what it
 //! left in the ring, which then stays empty, and outside work goes through

@@ -108,14 +108,21 @@ fn steal_into_takes_half_and_hands_back_the_newest() {
         victim.push_back(Box::new(i), &sink);
     }
     // Half of 9, rounded up: items 0..5, of which the newest is run at once.
-    assert_eq!(steal.steal_into(&mine).map(|b| *b), Some(4));
+    assert_eq!(steal.steal_into(&mine).map(|(b, _)| *b), Some(4));
     assert_eq!(drain(&mine), vec![0, 1, 2, 3]);
     assert_eq!(drain(&victim), vec![5, 6, 7, 8]);
     // One item: stolen, and nothing is published in the thief's ring.
     victim.push_back(Box::new(9), &sink);
-    assert_eq!(steal.steal_into(&mine).map(|b| *b), Some(9));
+    assert_eq!(steal.steal_into(&mine).map(|(b, _)| *b), Some(9));
     assert_eq!(mine.len(), 0);
     assert!(steal.steal_into(&mine).is_none());
+    // The count includes the item returned.
+    for i in 10..17 {
+        victim.push_back(Box::new(i), &sink);
+    }
+    let (item, taken) = steal.steal_into(&mine).expect("seven to take from");
+    assert_eq!((*item, taken), (13, 4));
+    assert_eq!(drain(&mine), vec![10, 11, 12]);
 }
 
 #[test]
@@ -160,7 +167,7 @@ fn thief(steal: Steal<Box<usize>>, done: Arc<AtomicBool>) -> thread::JoinHandle<
             // Acquire: pairs with the owner's Release store of `done` after
             // its last push, so the emptiness check below sees every item.
             let finished = done.load(Acquire);
-            got.extend(steal.steal_into(&mine).map(|b| *b));
+            got.extend(steal.steal_into(&mine).map(|(b, _)| *b));
             got.extend(drain(&mine));
             if finished && steal.len() == 0 {
                 return got;
