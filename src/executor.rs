@@ -69,7 +69,7 @@ use crate::context;
 use crate::ext::{ExtConfig, Extensions};
 use crate::idle::Idle;
 use crate::park::{Parker, Unparker};
-use crate::queue::{self, Local, Overflow, Posting, Steal};
+use crate::queue::{self, LifoSlot, LifoSteal, Local, Overflow, Posting, Steal};
 use crate::registry::Registry;
 use crate::sync::{fence, AtomicBool, AtomicUsize, Ordering::*};
 use crate::task::{Failure, JoinHandle, RawHandle, RawTask, Runnable, TaskFuture, TaskOutput};
@@ -94,6 +94,9 @@ pub(crate) struct Shared {
     /// task through the injector.
     overflow: ConcurrentQueue<Vec<Runnable>>,
     stealers: Box<[Steal<Runnable>]>,
+    /// The thieves' handles of every worker's LIFO slot: the watch takes a
+    /// task waiting there behind a long poll (`worker.rs`).
+    slot_thieves: Box<[LifoSteal<Runnable>]>,
     unparkers: Box<[Unparker]>,
     idle: Idle,
     registry: Registry,
@@ -203,6 +206,11 @@ impl Shared {
 
     pub(crate) fn stealers(&self) -> &[Steal<Runnable>] {
         &self.stealers
+    }
+
+    /// The thieves' handles of the workers' LIFO slots, by worker index.
+    pub(crate) fn slot_thieves(&self) -> &[LifoSteal<Runnable>] {
+        &self.slot_thieves
     }
 
     pub(crate) fn unparker(&self, index: usize) -> &Unparker {
@@ -1061,6 +1069,9 @@ impl Builder {
         };
         let (locals, stealers): (Vec<Local<Runnable>>, Vec<Steal<Runnable>>) =
             (0..workers).map(|_| ring()).unzip();
+        // Likewise a lone worker's LIFO slot has no thief.
+        let (slots, slot_thieves): (Vec<LifoSlot<Runnable>>, Vec<LifoSteal<Runnable>>) =
+            (0..workers).map(|_| LifoSlot::new(workers == 1)).unzip();
         let parkers: Vec<Parker> = (0..workers).map(|_| Parker::new()).collect();
         let shared = Arc::new_cyclic(|weak: &Weak<Shared>| {
             let weak = weak.clone();
@@ -1075,6 +1086,7 @@ impl Builder {
                 posting: Posting::new(),
                 overflow: ConcurrentQueue::unbounded(),
                 stealers: stealers.into_boxed_slice(),
+                slot_thieves: slot_thieves.into_boxed_slice(),
                 unparkers: parkers.iter().map(Parker::unparker).collect(),
                 idle: Idle::new(workers),
                 registry: Registry::new(workers),
@@ -1094,11 +1106,12 @@ impl Builder {
             shared: shared.clone(),
             threads: Vec::with_capacity(workers),
         };
-        for (index, (local, parker)) in locals.into_iter().zip(parkers).enumerate() {
+        let queues = locals.into_iter().zip(slots);
+        for (index, ((local, slot), parker)) in queues.zip(parkers).enumerate() {
             let shared = shared.clone();
             let handle = thread::Builder::new()
                 .name(format!("{}-{index}", self.thread_name))
-                .spawn(move || worker::thread_main(shared, index, local, parker))?;
+                .spawn(move || worker::thread_main(shared, index, (local, slot), parker))?;
             executor.threads.push(handle);
         }
         Ok(executor)

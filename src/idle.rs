@@ -87,7 +87,7 @@
 //! poll is long. A worker that parks while another is unparked takes the
 //! watch if no one holds it, sleeps for at most the watch interval
 //! (`worker.rs`), gives the watch back when it wakes, and searches, taking
-//! lone tasks too. A worker that pushes a lone task skips the wake-up only
+//! lone tasks too (a task alone in a ring, or one in a worker's LIFO slot). A worker that pushes a lone task skips the wake-up only
 //! if it reads the watch as held; otherwise it notifies as above.
 //!
 //! Why a lone task that waits behind a long poll is found: its worker
@@ -97,10 +97,10 @@
 //! order puts before a later store to the same place), and so is the
 //! holder's look at the state word when it parks again, which therefore
 //! counts the pushing worker as unparked (its unparking came before its
-//! push) unless it has parked since, which it does only with an empty ring.
-//! So while the task waits, whoever parks next takes the watch again, and
-//! every interval some worker looks at every ring; a push is visible to
-//! such a look after finitely many intervals. The push and the load of the
+//! push) unless it has parked since, which it does only with an empty slot
+//! and ring. So while the task waits, whoever parks next takes the watch
+//! again, and every interval some worker looks at every ring and slot; a
+//! push is visible to such a look after finitely many intervals. The push and the load of the
 //! watch are not fenced: a stale read costs at most one more interval, and
 //! the fence was the dearest part of a push. Loom does not model
 //! timeouts; `loom-tests/tests/park.rs` checks the hand-over without them

@@ -189,7 +189,7 @@ pub mod __loom {
     pub use crate::deps::loom_api as deps;
     pub use crate::idle::Idle;
     pub use crate::park::{Parker, Unparker};
-    pub use crate::queue::{local, solo, Local, Overflow, Steal, CAPACITY};
+    pub use crate::queue::{local, solo, LifoSlot, LifoSteal, Local, Overflow, Steal, CAPACITY};
     pub use crate::task_group::loom_api::*;
     pub use crate::time::queue::loom_api::*;
 }

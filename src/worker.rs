@@ -4,8 +4,9 @@
 //! # Ownership
 //!
 //! Each worker owns its local ring ([`Local`]), a LIFO slot holding the task
-//! most recently woken by the task it is running, and its [`Parker`]. The
-//! executor's shared state holds the thieves' handles of every ring, the
+//! most recently woken by the task it is running ([`LifoSlot`]), and its
+//! [`Parker`]. The executor's shared state holds the thieves' handles of
+//! every ring and every slot, the
 //! global injector, the [`Idle`](crate::idle::Idle) accounting and the
 //! registry of parked tasks. The `Worker` lives in its thread's thread-local
 //! state for the thread's whole life, which is how a task's waker finds the
@@ -114,11 +115,15 @@
 //! [`MAX_LIFO_STREAK`] LIFO-slot tasks after it). **The watch** bounds the
 //! wait: while some worker is awake, one parked worker, the watcher, sleeps
 //! at most [`WATCH_INTERVAL`], and its next search may take a task that is
-//! alone in its ring. A push that finds no watcher wakes a sleeper as
-//! before. So a task spawned by a task that then blocks or computes for
-//! long is picked up by an idle worker within about one watch interval
-//! (tokio's LIFO slot, the same trade, has no such bound: its task waits
-//! for the poll to end). The watcher costs one wake-up per interval while
+//! alone in its ring, or else the task in another worker's LIFO slot. A
+//! push that finds no watcher wakes a sleeper as before. So a task spawned
+//! or woken by a task that then blocks or computes for long is picked up
+//! by an idle worker within about one watch interval (tokio's LIFO slot,
+//! the same trade, has no such bound: its task waits for the poll to end).
+//! Only the watch's search looks at the slots, and taking from one costs
+//! its owner a read-modify-write per task it takes from its own slot (as
+//! a pop from its ring does); a lone worker's slot, which no one watches,
+//! costs none (`queue/slot.rs`). The watcher costs one wake-up per interval while
 //! one worker is busy and another idle; an executor with every worker
 //! asleep has no watcher. `idle.rs` has the argument that nothing is
 //! stranded.
@@ -141,7 +146,7 @@ use crate::executor::Shared;
 use crate::executor::OVERFLOW_BATCH;
 use crate::metrics::{CachePadded, WorkerCounters};
 use crate::park::Parker;
-use crate::queue::{Local, Overflow, CAPACITY};
+use crate::queue::{LifoSlot, Local, Overflow, CAPACITY};
 use crate::task::Runnable;
 use std::sync::Arc;
 
@@ -161,7 +166,8 @@ pub(crate) struct Worker {
     shared: Arc<Shared>,
     index: usize,
     local: Local<Runnable>,
-    lifo: Cell<Option<Runnable>>,
+    /// The task woken last by the running task (see "Where a task goes").
+    lifo: LifoSlot<Runnable>,
     lifo_streak: Cell<u32>,
     tick: Cell<u32>,
     searching: Cell<bool>,
@@ -184,7 +190,7 @@ impl Worker {
     pub(crate) fn new(
         shared: Arc<Shared>,
         index: usize,
-        local: Local<Runnable>,
+        (local, lifo): (Local<Runnable>, LifoSlot<Runnable>),
         parker: Parker,
     ) -> Self {
         Worker {
@@ -192,7 +198,7 @@ impl Worker {
             shared,
             index,
             local,
-            lifo: Cell::new(None),
+            lifo,
             lifo_streak: Cell::new(0),
             tick: Cell::new(0),
             searching: Cell::new(false),
@@ -272,10 +278,7 @@ impl Worker {
     /// The tasks in the slot and ring together. Only the owner pushes, so a
     /// thief can only make this stale towards fewer.
     fn tasks_held(&self) -> usize {
-        let slot = self.lifo.take();
-        let in_slot = usize::from(slot.is_some());
-        self.lifo.set(slot);
-        in_slot + self.local.len()
+        usize::from(self.lifo.is_occupied()) + self.local.len()
     }
 
     /// Queues a woken task: into the LIFO slot, unless it woke itself or the
@@ -294,7 +297,7 @@ impl Worker {
             self.push_new(task);
             return;
         }
-        if let Some(previous) = self.lifo.replace(Some(task)) {
+        if let Some(previous) = self.lifo.put(task) {
             self.local.push_back(previous, &*self.shared);
         }
         self.notify_after_push();
@@ -474,12 +477,32 @@ impl Worker {
         } else {
             2
         };
-        let (task, moved) = (0..n)
+        let stolen = (0..n)
             .map(|i| (start + i) % n)
             .filter(|&victim| victim != self.index && stealers[victim].len() >= least)
-            .find_map(|victim| stealers[victim].steal_into(&self.local))?;
+            .find_map(|victim| stealers[victim].steal_into(&self.local));
+        let (task, moved) = match stolen {
+            Some(stolen) => stolen,
+            None if least == 1 => (self.steal_from_a_slot(start)?, 1),
+            None => return None,
+        };
         self.counters.0.steals.add(moved as u64);
         Some(task)
+    }
+
+    /// Takes the task waiting in another worker's LIFO slot, starting at
+    /// victim `start`. Only the watch's search does (after a whole watch
+    /// interval, that task waits behind a long poll; see "Waking another
+    /// worker"): any other would move the task its owner runs next, hot in
+    /// its cache, to another core.
+    #[cold]
+    fn steal_from_a_slot(&self, start: usize) -> Option<Runnable> {
+        let thieves = self.shared.slot_thieves();
+        let n = thieves.len();
+        (0..n)
+            .map(|i| (start + i) % n)
+            .filter(|&victim| victim != self.index)
+            .find_map(|victim| thieves[victim].steal())
     }
 
     fn next_random(&self) -> u32 {
@@ -651,10 +674,10 @@ impl Overflow<Runnable> for Worker {
 pub(crate) fn thread_main(
     shared: Arc<Shared>,
     index: usize,
-    local: Local<Runnable>,
+    queues: (Local<Runnable>, LifoSlot<Runnable>),
     parker: Parker,
 ) {
-    let worker = Rc::new(Worker::new(shared.clone(), index, local, parker));
+    let worker = Rc::new(Worker::new(shared.clone(), index, queues, parker));
     context::enter_worker(worker.clone());
     shared.ext.hooks.thread_started();
     match &shared.ext.simple {

@@ -8,12 +8,16 @@
 //! [`Posting`] is the same ring owned by the first thread outside the
 //! executor that posts work to it. A ring made by [`solo`] has no thieves
 //! (its [`Steal`] handle only reports the length), and its owner pops
-//! without a CAS: a lone worker's ring.
+//! without a CAS: a lone worker's ring. [`LifoSlot`] holds the one task a
+//! worker runs next; [`LifoSteal`] lets an idle worker take it while its
+//! owner is stuck in a long poll.
 
 mod local;
 mod posting;
+mod slot;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
 pub use local::{local, solo, Local, Overflow, Steal, CAPACITY};
 pub use posting::Posting;
+pub use slot::{LifoSlot, LifoSteal};
