@@ -31,9 +31,11 @@ fn a_task_made_ready_while_the_only_runner_is_busy_gets_a_runner() {
         let (polled, opened) = (early_polled.clone(), long_started.clone());
         g.add(Task::sync("long", move |_| {
             polled.wait_blocking();
-            // From a thread of its own: woken from this body, `early`'s
-            // driver would wait in this worker's LIFO slot for the body
-            // to return (`executor_lifo_stranded.rs`).
+            // From a thread of its own, so that `early`'s driver runs on
+            // the other worker at once: woken from this body, it would
+            // first wait in this worker's LIFO slot for the watch
+            // (`scheduling_lifo_long_poll.rs`), which this test is not
+            // about.
             let opened = opened.clone();
             std::thread::spawn(move || opened.open());
             match after_rx.lock().unwrap().recv_timeout(GUARD) {
