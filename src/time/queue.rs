@@ -344,22 +344,32 @@ impl Timers {
         false
     }
 
-    /// Fires the due timers of one list and moves the others down the
-    /// wheel; returns true if it stopped because `out` is full.
+    /// Fires the due timers of one list, up to `limit` in `out`, and moves
+    /// the others down the wheel; returns whether due timers remain for
+    /// the next batch (`out` is full and the expired list is not empty).
+    ///
+    /// A wheel slot is emptied whole, even once `out` is full: the wheel
+    /// moves past it, and a due timer left there was found only when the
+    /// slot came round again (up to the slot's span late: 17 s at level
+    /// 3), while the next batch stopped at a later timer moved down from
+    /// it. Due timers that do not fit wait in the expired list, which the
+    /// next batch drains first.
     fn drain_list(&mut self, list: usize, now: u64, out: &mut Vec<Waker>, limit: usize) -> bool {
         while self.heads[list] != NIL {
-            if out.len() == limit {
+            if out.len() == limit && list == EXPIRED_LIST {
                 return true;
             }
             let index = self.heads[list];
             self.unlink(index);
-            if self.entries[index].when <= now {
+            if self.entries[index].when > now {
+                self.link(index);
+            } else if out.len() < limit {
                 out.push(self.entries.remove(index).waker);
             } else {
-                self.link(index);
+                self.link_into(index, EXPIRED_LIST);
             }
         }
-        false
+        out.len() == limit && self.heads[EXPIRED_LIST] != NIL
     }
 
     /// The earliest nanosecond at which a timer may be due: exact for the
@@ -416,6 +426,12 @@ impl Timers {
             self.occupied[level] |= 1 << slot;
             level * SLOTS + slot
         };
+        self.link_into(index, list);
+    }
+
+    /// Puts entry `index` at the head of `list` (whose `occupied` bit, for
+    /// a wheel slot, the caller sets).
+    fn link_into(&mut self, index: usize, list: usize) {
         let head = self.heads[list];
         if head != NIL {
             self.entries[head].prev = index;
@@ -703,6 +719,28 @@ mod tests {
         }
         assert_eq!(queue.fire_expired(queue.epoch), FIRE_BATCH * 3 + 7);
         assert_eq!(counter.wakes(), FIRE_BATCH * 3 + 7);
+    }
+
+    /// More due timers than a batch in one slot above level 0, with a
+    /// later one that moves down the wheel as the slot is emptied: the
+    /// batch after the first used to stop at that later timer, leaving the
+    /// rest of the due ones in the slot the wheel had moved past.
+    #[test]
+    fn due_timers_past_a_batch_in_a_higher_slot_all_fire() {
+        let queue = quiet_queue();
+        let (counter, waker) = counting_waker();
+        // 300 ms and 520 ms are in one level-2 slot (4096 ticks of 65.536
+        // µs from 268 ms on).
+        let due = FIRE_BATCH + 36;
+        for _ in 0..due {
+            queue.insert(queue.epoch + Duration::from_millis(300), &waker);
+        }
+        queue.insert(queue.epoch + Duration::from_millis(520), &waker);
+        let fired = queue.fire_expired(queue.epoch + Duration::from_millis(350));
+        assert_eq!((fired, counter.wakes()), (due, due));
+        assert_eq!(queue.len(), 1, "the later timer is still pending");
+        let later = queue.fire_expired(queue.epoch + Duration::from_millis(521));
+        assert_eq!((later, counter.wakes()), (1, due + 1));
     }
 
     #[test]
