@@ -28,9 +28,11 @@ use std::time::Instant;
 use crate::context;
 use crate::executor::Shared;
 use crate::park::{Parker, Unparker};
-use crate::sync::{AtomicBool, Ordering::*};
+use crate::sync::{thread_local, AtomicBool, Ordering::*};
 use crate::task_group::{GroupInner, Membership, MembershipArc};
+use crate::time::queue::TimerQueue;
 use crate::worker::Worker;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 /// See [`crate::block_on`].
@@ -116,24 +118,94 @@ impl Wake for ThreadWaker {
 }
 
 /// Polls `future` whenever woken, sleeping in between; the sleep lasts no
-/// longer than the executor's nearest timer, which it then fires.
+/// longer than the nearest timer of the executor, or of this call's own
+/// queue of last resort ([`fallback_timers`]), which it then fires.
 fn run_parked<F: Future>(future: F, shared: &Shared) -> F::Output {
     // A parker per call: a nested `block_on` must not consume the outer
     // one's wake-ups.
     let parker = Parker::new();
     let waker = Waker::from(std::sync::Arc::new(ThreadWaker(parker.unparker())));
+    let _fallback = FallbackScope::enter(parker.unparker());
     let mut cx = Context::from_waker(&waker);
     let mut future = pin!(future);
     loop {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
             return output;
         }
-        match shared.timers().next_deadline() {
+        let fallback = FallbackScope::queue();
+        let own = fallback.as_ref().and_then(|queue| queue.next_deadline());
+        match earlier(shared.timers().next_deadline(), own) {
             Some(deadline) => {
                 parker.park_timeout(deadline.saturating_duration_since(Instant::now()));
                 shared.fire_due_timers();
+                if let Some(queue) = fallback {
+                    queue.fire_expired(Instant::now());
+                }
             }
             None => parker.park(),
+        }
+    }
+}
+
+fn earlier(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+thread_local! {
+    /// One entry per `run_parked` call under way on this thread, innermost
+    /// last: its unparker, and its timer queue of last resort once made.
+    static FALLBACKS: RefCell<Vec<(Unparker, Option<Arc<TimerQueue>>)>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+/// A queue for a timer that has nowhere else to go, if the calling thread
+/// is inside a `block_on` that sleeps on a parker: that call's own, made on
+/// first use, which it fires as it fires its executor's.
+///
+/// A timer goes there when the executor it is polled under has shut down
+/// and closed its queue: a `block_on(sleep(..))` in a blocking job of an
+/// executor being dropped, whose drop waits for that job. Anywhere else
+/// (`None`) it can only ask to be polled again.
+pub(crate) fn fallback_timers() -> Option<Arc<TimerQueue>> {
+    FALLBACKS.with(|stack| {
+        let mut stack = stack.borrow_mut();
+        let (unparker, queue) = stack.last_mut()?;
+        let queue = queue.get_or_insert_with(|| {
+            // An insert from another thread (a sleep polled here, then
+            // moved) must shorten this call's park.
+            let unparker = unparker.clone();
+            Arc::new(TimerQueue::new(Box::new(move || unparker.unpark())))
+        });
+        Some(Arc::clone(queue))
+    })
+}
+
+/// A `run_parked` call's entry in [`FALLBACKS`], removed when the call
+/// returns or unwinds. Its queue, if one was made, is closed then: the
+/// timers still in it are woken and register again, on their next poll,
+/// wherever they are polled then (as when an executor shuts down).
+struct FallbackScope;
+
+impl FallbackScope {
+    fn enter(unparker: Unparker) -> Self {
+        FALLBACKS.with(|stack| stack.borrow_mut().push((unparker, None)));
+        FallbackScope
+    }
+
+    /// This call's queue, if a timer made it.
+    fn queue() -> Option<Arc<TimerQueue>> {
+        FALLBACKS.with(|stack| stack.borrow().last().and_then(|(_, queue)| queue.clone()))
+    }
+}
+
+impl Drop for FallbackScope {
+    fn drop(&mut self) {
+        let entry = FALLBACKS.with(|stack| stack.borrow_mut().pop());
+        if let Some((_, Some(queue))) = entry {
+            queue.close();
         }
     }
 }

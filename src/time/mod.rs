@@ -55,7 +55,11 @@
 //! executor drops its tasks and the timer futures they own. A timer future
 //! that outlives its executor (polled under it, then moved elsewhere) is
 //! woken as the executor shuts down and registers again, on its next poll,
-//! with the executor it is polled under then, keeping its deadline.
+//! with the executor it is polled under then, keeping its deadline. If that
+//! executor has shut down too (a sleep in a blocking job of an executor
+//! being dropped, whose drop waits for the job), a `block_on` on a thread
+//! of your own or of the blocking pool keeps the timer itself, sleeping
+//! until its deadline.
 //!
 //! # Wakers the executor did not make
 //!
@@ -240,8 +244,17 @@ impl Timer {
             self.key = current.insert(deadline, cx.waker());
             self.queue = Some(current);
             if self.key.is_none() {
-                // That one is shutting down too, so the future is about to
-                // be dropped; until then, poll again rather than never.
+                // That one is shut down too. In a `block_on` that sleeps
+                // on a parker (a blocking job of that executor, which its
+                // drop waits for), the call's own queue; elsewhere the
+                // future is about to be dropped: until then, poll again
+                // rather than never.
+                if let Some(fallback) = crate::block_on::fallback_timers() {
+                    self.key = fallback.insert(deadline, cx.waker());
+                    self.queue = Some(fallback);
+                }
+            }
+            if self.key.is_none() {
                 cx.waker().wake_by_ref();
             }
         }
