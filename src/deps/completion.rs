@@ -76,8 +76,11 @@ impl<T: Send + Sync + 'static> Completion<T> {
         self.node().label()
     }
 
-    /// Names the task; errors created from now on show the name. A task may
-    /// fail before this call: to be sure the name is in every error, name
+    /// Names the task; errors created from now on show the name, among them
+    /// the upstream failures of dependents spawned after this call, even if
+    /// the task had failed already. A task may fail before this call: its
+    /// own error, and those its failure gave the dependents waiting then,
+    /// keep the label it had. To be sure the name is in every error, name
     /// it at spawn with [`task::Builder::name`](crate::task::Builder::name).
     ///
     /// ```

@@ -142,6 +142,17 @@ impl CompletionError {
         }
     }
 
+    /// This error with `task` as the task it belongs to: the same failure,
+    /// labelled as the task is named now.
+    pub(crate) fn relabelled(mut self, task: TaskLabel) -> CompletionError {
+        match &mut self {
+            CompletionError::Panicked { task: t, .. }
+            | CompletionError::Cancelled { task: t }
+            | CompletionError::UpstreamFailed { task: t, .. } => *t = task,
+        }
+        self
+    }
+
     /// A panic of `task`, keeping the message when the payload is a string.
     pub(crate) fn from_panic(task: TaskLabel, payload: &(dyn std::any::Any + Send)) -> Self {
         let message = payload

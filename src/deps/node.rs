@@ -89,7 +89,8 @@ pub enum Registration {
     Waiting,
     /// It had succeeded already.
     Succeeded,
-    /// It had failed already, with this error.
+    /// It had failed already, with this error (naming the task by its
+    /// current label).
     Failed(CompletionError),
 }
 
@@ -527,9 +528,13 @@ impl<T: Send + Sync + 'static> Node<T> {
 
 impl<T: Send + Sync + 'static> Register for Node<T> {
     fn register(&self, edge: &dyn Fn() -> Arc<dyn Dependent>) -> Registration {
+        // A failure read now names the task as it is named now: the stored
+        // error keeps the label it had when the task failed, and the
+        // dependent's error, made from this one, is created after any
+        // `Completion::named` since.
         let registered = |outcome: &Stored<T>| match outcome {
             Ok(_) => Registration::Succeeded,
-            Err(e) => Registration::Failed((**e).clone()),
+            Err(e) => Registration::Failed((**e).clone().relabelled(self.label())),
         };
         if let Some(outcome) = self.outcome.get() {
             return registered(outcome);
