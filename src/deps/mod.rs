@@ -115,8 +115,13 @@
 //! A failure propagates iteratively: while a thread releases dependents, the
 //! releases their failures trigger are queued (in thread-local state) and run
 //! by the outer loop, so a failed chain of a million dependents uses a
-//! constant amount of stack. Errors carry the failing dependency and the
-//! original cause only, so they stay two levels deep. A panic in the user
+//! constant amount of stack. The user code a release runs (a dependent's
+//! drop glue, an awaiter's `wake`) runs with that queue set aside, so that
+//! a failure finished inside it (a clean-up `block_on` in a destructor,
+//! waiting for it to reach its dependents) is released there instead of
+//! waiting behind the very call that waits for it. Errors carry the failing
+//! dependency and the original cause only, so they stay two levels deep.
+//! A panic in the user
 //! code a release runs (a dependent's drop glue, an awaiter's `wake`) is
 //! caught, so that it leaves no waiter unreleased and no queued release
 //! stranded on the thread; the first is re-raised once the loop is done.

@@ -393,8 +393,12 @@ impl<T: Send + Sync + 'static> Node<T> {
         };
         drop(registration);
         // Dropping a task that never ran drops its future, whose guard
-        // finds the node finished and does nothing.
-        drop(unstarted);
+        // finds the node finished and does nothing. Its drop glue is user
+        // code, which may wait for a failure it causes to reach its
+        // dependents: run it with this thread's release queue set aside.
+        if let Some(unstarted) = unstarted {
+            outside_release_loop(|| drop(unstarted));
+        }
         if let Some(task) = task {
             task.detach();
         }
@@ -609,6 +613,37 @@ fn release(first: Released) {
     }
 }
 
+/// Runs `f`, user code a failure's release calls (a dependent's drop glue,
+/// an awaiter's `wake`, a panic payload's drop), with this thread's release
+/// queue set aside: a failure finished inside it (a clean-up `block_on` in
+/// a destructor runs tasks, and waits for their dependents) is released
+/// there, as the outermost release of its own, instead of being queued
+/// behind the very call that may be waiting for it. The queue is put back
+/// afterwards, also if `f` unwinds, so the outer loop still runs what it
+/// held: a failed chain stays iterative, since only user code nests.
+fn outside_release_loop<R>(f: impl FnOnce() -> R) -> R {
+    let _restore = SetAside(QUEUED.try_with(|q| q.borrow_mut().take()).ok().flatten());
+    f()
+}
+
+/// The release queue [`outside_release_loop`] set aside, put back on drop.
+struct SetAside(Option<Vec<Released>>);
+
+impl Drop for SetAside {
+    fn drop(&mut self) {
+        let Some(saved) = self.0.take() else { return };
+        let _ = QUEUED.try_with(|q| {
+            let mut q = q.borrow_mut();
+            match q.as_mut() {
+                // Not left by an inner release, which takes its own queue
+                // when it ends; merged rather than lost all the same.
+                Some(current) => current.extend(saved),
+                None => *q = Some(saved),
+            }
+        });
+    }
+}
+
 /// Hands the outcome to every waiter taken from a closing node.
 fn hand_over_all(taken: Taken, failure: Option<&CompletionError>, panic: &mut Option<Panic>) {
     let [first, second] = taken.dependents;
@@ -621,9 +656,21 @@ fn hand_over_all(taken: Taken, failure: Option<&CompletionError>, panic: &mut Op
     for waiter in taken.waiters {
         match waiter {
             Waiter::Dependent(dependent) => hand_over_dependent(dependent, failure, panic),
-            Waiter::Waker(waker) => keeping_first_panic(panic, || waker.wake()),
+            Waiter::Waker(waker) => wake_awaiter(waker, failure.is_some(), panic),
             Waiter::Vacant(_) => {}
         }
+    }
+}
+
+/// Wakes an awaiter, keeping the first panic. A failure's release runs it
+/// outside the release loop; a success's release runs no loop (nor inside
+/// one: only user code that a failure's release calls could finish a
+/// node there, and that runs outside it), so it wakes directly.
+fn wake_awaiter(waker: Waker, failing: bool, panic: &mut Option<Panic>) {
+    if failing {
+        keeping_first_panic(panic, || outside_release_loop(|| waker.wake()));
+    } else {
+        keeping_first_panic(panic, || waker.wake());
     }
 }
 
@@ -650,7 +697,7 @@ fn keeping_first_panic(panic: &mut Option<Panic>, f: impl FnOnce()) {
     if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
         match panic {
             None => *panic = Some(p),
-            Some(_) => crate::task::drop_panic(p),
+            Some(_) => outside_release_loop(|| crate::task::drop_panic(p)),
         }
     }
 }
