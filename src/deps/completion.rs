@@ -119,9 +119,11 @@ impl<T: Send + Sync + 'static> Completion<T> {
     }
 
     /// Cancels the task. A running task's future is dropped (after its
-    /// current poll); a dependent that has not started never will. Its
-    /// completion then reports [`CompletionError::Cancelled`] and its
-    /// dependents an upstream failure. No effect if it already finished.
+    /// current poll); a dependent that has not started never will; for
+    /// [`JoinHandle::shared`](crate::JoinHandle::shared), the task behind
+    /// the handle is aborted. Its completion then reports
+    /// [`CompletionError::Cancelled`] and its dependents an upstream
+    /// failure. No effect if it already finished.
     ///
     /// ```
     /// let err = fastexec::block_on(async {

@@ -151,7 +151,10 @@
 //! parked task is). [`Completion::abort`] cancels a running task or a
 //! dependent that has not started; a cancelled task group, an aborted [`JoinHandle`]
 //! behind `shared()`, or an executor being dropped all finish the
-//! completion as cancelled.
+//! completion as cancelled. For `shared()`, the group and the executor are
+//! those of the forwarding task: ending it that way detaches the task
+//! behind the handle, which only [`Completion::abort`] aborts (see
+//! [`JoinHandle::shared`]).
 
 mod completion;
 mod dependencies;
@@ -199,16 +202,16 @@ impl Builder<'_> {
         F: Future + Send + 'static,
         F::Output: Send + Sync + 'static,
     {
-        self.spawn_producing(spawn::catching(future))
+        let node = Arc::new(Node::new(self.options().name().cloned(), 0));
+        self.spawn_producing(node, spawn::catching(future))
     }
 
-    /// Spawns a task storing what `future` gives in a new completion.
-    fn spawn_producing<T, F>(&self, future: F) -> Completion<T>
+    /// Spawns a task storing what `future` gives in `node`, a new node.
+    fn spawn_producing<T, F>(&self, node: Arc<Node<T>>, future: F) -> Completion<T>
     where
         T: Send + Sync + 'static,
         F: Future<Output = Result<T, spawn::Missing>> + Send + 'static,
     {
-        let node = Arc::new(Node::new(self.options().name().cloned(), 0));
         let membership = context::membership();
         self.with_target(|shared, worker| {
             let (node, options) = (node.clone(), self.options());
@@ -338,7 +341,15 @@ impl<T: Send + Sync + 'static> JoinHandle<T> {
     /// awaits the handle and stores the outcome (panic message included).
     /// Like any spawned task it counts in the current task groups, so a
     /// `block_on` that calls `shared()` also waits for the task behind the
-    /// handle. [`Completion::abort`] aborts the task behind the handle.
+    /// handle.
+    ///
+    /// [`Completion::abort`] aborts the task behind the handle, and nothing
+    /// else does: if the forwarding task ends first because a task group it
+    /// counts in is cancelled, or the executor it runs on is dropped, the
+    /// completion reports [`CompletionError::Cancelled`] and the task
+    /// behind the handle is detached, as dropping the handle would (it runs
+    /// on; its output is dropped). It may be in no such group, or on
+    /// another executor.
     ///
     /// ```
     /// let handle = fastexec::spawn(async { 5 });
@@ -350,6 +361,8 @@ impl<T: Send + Sync + 'static> JoinHandle<T> {
     /// assert_eq!((*a, *b), (5, 5));
     /// ```
     pub fn shared(self) -> Completion<T> {
-        Builder::new().spawn_producing(spawn::forwarding(self))
+        let node = Arc::new(Node::new(None, 0));
+        let forwarder = spawn::forwarding(self, node.clone());
+        Builder::new().spawn_producing(node, forwarder)
     }
 }

@@ -236,6 +236,9 @@ struct Cold {
     /// counts in, whose `cancel` drops it (see `dependencies.rs`); removed
     /// when the task is taken out of `unstarted`.
     cancel: CancelRegistration,
+    /// [`Node::abort`] was called: the forwarder of a shared `JoinHandle`
+    /// aborts the task behind it when it is dropped only then.
+    abort_requested: bool,
 }
 
 /// The waiters a closing node takes out of its lists.
@@ -477,6 +480,9 @@ impl<T: Send + Sync + 'static> Node<T> {
             if self.is_closed(&waiting) {
                 return;
             }
+            // Set before the task's handle goes, under the lock the
+            // forwarder reads it with (see `abort_requested`).
+            waiting.cold().abort_requested = true;
             (waiting.task.take(), waiting.take_unstarted())
         };
         drop(registration);
@@ -485,6 +491,16 @@ impl<T: Send + Sync + 'static> Node<T> {
         // queued or running task, whose guard then does.
         drop(unstarted);
         drop(task);
+    }
+
+    /// Whether [`abort`](Self::abort) was called on an unfinished node. A
+    /// forwarder dropped after the abort dropped its handle reads this
+    /// under the lock the abort set it under, so it sees it.
+    pub(crate) fn abort_requested(&self) -> bool {
+        lock(&self.waiting)
+            .cold
+            .as_ref()
+            .is_some_and(|c| c.abort_requested)
     }
 
     /// Polls for the outcome, keeping the waker in slot `key`.

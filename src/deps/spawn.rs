@@ -172,18 +172,22 @@ impl<F: Future> Future for Catching<F> {
     }
 }
 
-/// The outcome of the task behind `handle`, aborting the task if this
-/// future is dropped first (even before its first poll: the guard is built
-/// outside the async block, as in [`produce`]).
-pub(crate) fn forwarding<T: Send + 'static>(
+/// The outcome of the task behind `handle`, for the producer of `node`
+/// (the completion of `JoinHandle::shared`). If this future is dropped
+/// first (even before its first poll: the guard is built outside the async
+/// block, as in [`produce`]), see [`Forwarded`].
+pub(crate) fn forwarding<T: Send + Sync + 'static>(
     handle: JoinHandle<T>,
+    node: Arc<Node<T>>,
 ) -> impl Future<Output = Result<T, Missing>> {
-    let mut handle = AbortOnDrop(handle);
+    let mut forwarded = Forwarded { handle, node };
     async move {
-        (&mut handle.0).await.map_err(|e| match e.try_into_panic() {
-            Ok(payload) => Missing::Panic(payload),
-            Err(_) => Missing::Cancelled,
-        })
+        (&mut forwarded.handle)
+            .await
+            .map_err(|e| match e.try_into_panic() {
+                Ok(payload) => Missing::Panic(payload),
+                Err(_) => Missing::Cancelled,
+            })
     }
 }
 
@@ -252,14 +256,25 @@ where
     (unstarted, task.fallible())
 }
 
-/// Aborts the forwarded task if the forwarder is dropped before it finished,
-/// so that aborting a shared completion aborts the task behind it.
-struct AbortOnDrop<T: Send + 'static>(JoinHandle<T>);
+/// The task behind a shared completion, as its forwarder holds it.
+///
+/// Dropped before the task finished, it aborts the task only if
+/// `Completion::abort` asked for it (dropping the forwarder's handle is
+/// how that abort reaches here). Otherwise the forwarder ended for its own
+/// reasons: a task group it counts in was cancelled, or the executor it
+/// runs on was dropped. The task behind the handle is not the forwarder's
+/// to end (it may be in no such group, on another executor): it is
+/// detached, as a dropped `JoinHandle` is, and runs on; its output is
+/// dropped, and the completion reports the forwarder's cancellation.
+struct Forwarded<T: Send + Sync + 'static> {
+    handle: JoinHandle<T>,
+    node: Arc<Node<T>>,
+}
 
-impl<T: Send + 'static> Drop for AbortOnDrop<T> {
+impl<T: Send + Sync + 'static> Drop for Forwarded<T> {
     fn drop(&mut self) {
-        if !self.0.is_finished() {
-            self.0.abort();
+        if !self.handle.is_finished() && self.node.abort_requested() {
+            self.handle.abort();
         }
     }
 }
