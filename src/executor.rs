@@ -9,7 +9,9 @@
 //! 2. joins the workers; each leaves its loop at its next check and drops
 //!    what is left in its own ring (see [`worker`](crate::worker));
 //! 3. closes the registry of parked tasks and wakes every task in it; the
-//!    wakes push their runnables into the injector;
+//!    wakes push their runnables into the injector (the entry of a
+//!    dependent waiting for its dependencies, see [`deps`](crate::deps),
+//!    drops the task from its node instead, on the spot);
 //! 4. drains the injector, the overflow queue and the priority queues,
 //!    dropping each runnable (and so its future), until they are empty
 //!    **and** every task the registry held at step 3 has had its future
@@ -25,7 +27,11 @@
 //! deregisters once); the drain goes on, yielding the thread between
 //! rounds, until that count is zero. Nothing else can hold such a task:
 //! the workers are joined (their rings drained on exit), nothing polls
-//! it, and a task registers only when a poll returns `Pending`. The one
+//! it, and a task registers only when a poll returns `Pending`, or, for a
+//! dependent, while it waits unpolled in its node (a dependent released
+//! from there as the registry closes is on its way to a queue, as a task
+//! whose wake was under way; its entry goes when it is dropped or first
+//! polled). The one
 //! exception is a drop run from one of the executor's own tasks, whose
 //! worker is not joined: it does not wait (its own future is alive, and its
 //! worker's ring is drained when the worker exits).

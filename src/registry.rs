@@ -6,7 +6,11 @@
 //! executor's reach. To drop such tasks on shutdown, a task registers a clone
 //! of its waker the first time it returns `Pending`, and deregisters when its
 //! future is dropped. Tasks that finish in their first poll (most small
-//! tasks) never touch the registry.
+//! tasks) never touch the registry. A dependent spawned with
+//! [`spawn_after`](crate::spawn_after) that waits for its dependencies is
+//! out of reach too, held by its completion's node before its first poll:
+//! it registers a waker that drops it from there ([`register_on`]), and
+//! deregisters when its first poll starts it or its future is dropped.
 //!
 //! The registry is sharded per worker (the shard of the worker that first
 //! parked the task; a task first parked on a `block_on` thread, where the
@@ -30,6 +34,7 @@ use slab::Slab;
 use crate::context;
 use crate::executor::Shared;
 use crate::sync::{lock, Mutex};
+use crate::worker::Worker;
 use std::sync::Arc;
 
 /// Aligns a shard to its own cache lines, so that workers registering in
@@ -41,7 +46,8 @@ struct Shard {
     closed: bool,
     wakers: Pages<Waker>,
     /// After [`Registry::close`]: the tasks that were registered then and
-    /// whose futures have not been dropped yet (each drop deregisters once).
+    /// whose futures have not been dropped yet (each drop deregisters once;
+    /// a dependent's first poll does too).
     outstanding: usize,
 }
 
@@ -70,9 +76,15 @@ impl Registry {
         (context::thread_key() % self.shards.len() as u64) as usize
     }
 
-    fn insert(&self, shard: usize, waker: &Waker) -> Option<u32> {
+    fn insert(&self, shard: usize, waker: Waker) -> Option<u32> {
         let mut shard = lock(&self.shards[shard].0);
-        (!shard.closed).then(|| shard.wakers.insert(waker.clone()))
+        if shard.closed {
+            drop(shard);
+            // Outside the lock: a waker's drop may release its task.
+            drop(waker);
+            return None;
+        }
+        Some(shard.wakers.insert(waker))
     }
 
     fn remove(&self, shard: usize, key: u32) {
@@ -138,17 +150,26 @@ pub(crate) struct Slot {
 pub(crate) fn register(waker: &Waker) -> Option<(Arc<Shared>, Slot)> {
     context::with_executor(|shared, worker| {
         let shared = shared?;
-        let shard = match worker {
-            Some(worker) => worker.index(),
-            None => shared.registry().shard_of_this_thread(),
-        };
-        let key = shared.registry().insert(shard, waker)?;
-        let slot = Slot {
-            // Fits: an executor has at most 65,535 workers, hence shards.
-            shard: u16::try_from(shard).expect("at most 65,535 registry shards"),
-            key,
-        };
+        let slot = register_on(shared, worker, waker.clone())?;
         Some((shared.clone(), slot))
+    })
+}
+
+/// Registers `waker` with `shared`'s registry: in `worker`'s shard (a
+/// worker of `shared`, if the caller is one), else in a shard picked by
+/// this thread. Returns where, or `None` after shutdown. The caller gives
+/// the slot back to [`Registry::deregister`] of that executor once, when
+/// the task it stands for is dropped (or, for a dependent, starts).
+pub(crate) fn register_on(shared: &Shared, worker: Option<&Worker>, waker: Waker) -> Option<Slot> {
+    let shard = match worker {
+        Some(worker) => worker.index(),
+        None => shared.registry().shard_of_this_thread(),
+    };
+    let key = shared.registry().insert(shard, waker)?;
+    Some(Slot {
+        // Fits: an executor has at most 65,535 workers, hence shards.
+        shard: u16::try_from(shard).expect("at most 65,535 registry shards"),
+        key,
     })
 }
 
@@ -551,7 +572,7 @@ mod tests {
         let waker = Waker::from(count.clone());
         let registry = Registry::new(3);
         let keys: Vec<(usize, u32)> = (0..3000)
-            .map(|i| (i % 3, registry.insert(i % 3, &waker).expect("open")))
+            .map(|i| (i % 3, registry.insert(i % 3, waker.clone()).expect("open")))
             .collect();
         for &(shard, key) in keys.iter().step_by(2) {
             registry.remove(shard, key);
@@ -561,7 +582,7 @@ mod tests {
         let wakers = registry.close();
         assert_eq!(wakers.len(), 1500);
         assert_eq!(registry.len(), 0);
-        assert!(registry.insert(0, &waker).is_none(), "closed");
+        assert!(registry.insert(0, waker.clone()).is_none(), "closed");
         drop(wakers);
         assert_eq!(Arc::strong_count(&count), 2, "a waker left in the registry");
     }

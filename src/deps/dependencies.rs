@@ -11,9 +11,12 @@ use super::error::CompletionError;
 use super::node::{Dependent, Node, Register, Registration};
 use super::spawn::{build_producer, catching, start, Missing};
 use crate::context;
+use crate::executor::Shared;
+use crate::registry::{self, Slot};
 use crate::sync::Ordering::AcqRel;
 use crate::task::{Builder, RawTask, Runnable};
 use crate::task_group::{self, Membership, MembershipArc};
+use crate::worker::Worker;
 
 /// The dependencies a task can be spawned after, and the outputs it then
 /// receives, in the same order and shape:
@@ -292,9 +295,10 @@ where
         fail(&node, &error);
         return node;
     }
-    let future = catching(start(deps, body));
-    let (unstarted, task, watch) = target.build(&node, future);
-    if met_already == deps_count + 1 {
+    let parks = met_already != deps_count + 1;
+    let (unstarted, task, watch) =
+        target.build(&node, parks, |parked| catching(start(deps, body, parked)));
+    if !parks {
         // Every dependency had succeeded: no list holds the node and no
         // handle to it exists yet, so nothing can release, fail or abort
         // it meanwhile. Queue the task at once, as the last decrement
@@ -307,6 +311,11 @@ where
     // failed meanwhile, this drops the task, running its future's drop
     // glue.
     node.set_task(Some(task), Some(unstarted));
+    // The shutdown may have woken the task's registry entry before the
+    // task was in the node (see `drop_with_executor`).
+    if target.is_shutting_down() {
+        drop_with_executor(&node);
+    }
     met(&node, met_already);
     if let Some(membership) = watch {
         watch_cancel(&node, &membership);
@@ -352,19 +361,106 @@ impl<T: Send + Sync + 'static> Wake for AbortUnstarted<T> {
     }
 }
 
+/// Drops the task of a dependent parked in `node` by a spawn that raced
+/// its executor's shutdown, as the shutdown drops the dependents parked
+/// before it (see [`Parked`]).
+///
+/// The spawn registered the task's entry before the task was in the node,
+/// so the shutdown's wake of that entry may have found no task to drop.
+/// If it did, it took the node's lock before `set_task` did, after the
+/// shutdown flag was stored; the check that calls this follows `set_task`,
+/// so it sees the flag (the lock orders them, whatever the flag's own
+/// ordering). If the wake came later, it dropped the task itself and this
+/// finds none. A spawn into a registry already closed registered nothing
+/// and comes here too: its executor drops tasks spawned now.
+#[cold]
+#[inline(never)]
+fn drop_with_executor<T: Send + Sync + 'static>(node: &Node<T>) {
+    node.abort_unstarted();
+}
+
+/// A waiting dependent's entry in its executor's registry of parked tasks
+/// (where, and with which executor), which the dependent's future holds
+/// while it waits: dropping it removes the entry, once, when the future
+/// starts or is dropped. `None` when it has no entry: its dependencies had
+/// all succeeded at its spawn, the registry was closed, or it belongs to
+/// no executor (the loom stand-in).
+///
+/// The dependent's task sits in its node, out of the executor's reach (no
+/// queue holds it, and it never polled, so it never parked itself). Its
+/// entry's waker is the node: an executor's shutdown wakes every entry,
+/// which drops the task if it is still in its node (finishing the
+/// completion as cancelled), and waits until every entry is removed. A
+/// task released meanwhile is on its way to a queue, which the shutdown
+/// drains, dropping it; its entry stays until then, so the wait covers
+/// that way too.
+pub(crate) struct Parked(Option<(Arc<Shared>, Slot)>);
+
+impl Parked {
+    /// No entry.
+    pub(crate) const NONE: Parked = Parked(None);
+
+    /// Registers the dependent of `node` with `shared`'s registry of
+    /// parked tasks (in `worker`'s shard, a worker of `shared` if the
+    /// spawner is one).
+    #[inline(never)]
+    fn register<T: Send + Sync + 'static>(
+        shared: &Arc<Shared>,
+        worker: Option<&Worker>,
+        node: &Arc<Node<T>>,
+    ) -> Parked {
+        let waker = Waker::from(node.clone());
+        Parked(registry::register_on(shared, worker, waker).map(|slot| (shared.clone(), slot)))
+    }
+}
+
+impl Drop for Parked {
+    fn drop(&mut self) {
+        if let Some((executor, slot)) = self.0.take() {
+            executor.registry().deregister(slot);
+        }
+    }
+}
+
+/// The waker of a dependent's entry in its executor's registry of parked
+/// tasks (see [`Parked`]): the shutdown's wake drops the task if it still
+/// waits in the node. The node itself rather than a weak reference to it,
+/// to spare an allocation per waiting dependent: the entry keeps the node
+/// alive only while the task waits (and the task keeps it alive anyway).
+impl<T: Send + Sync + 'static> Wake for Node<T> {
+    fn wake(self: Arc<Self>) {
+        self.abort_unstarted();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.abort_unstarted();
+    }
+}
+
 /// What builds a dependent's task for [`spawn_after_on`]: a [`Builder`],
 /// or, in the loom models, a stand-in with no executor.
 pub(crate) trait Target {
     /// The task's name, if it has one.
     fn name(&self) -> Option<Arc<str>>;
 
-    /// Builds the producer of `node` running `future`, without queueing it;
-    /// returns it with its handle, and the membership to watch for
-    /// cancellation while it waits (see [`Watch`]).
-    fn build<T, F>(&self, node: &Arc<Node<T>>, future: F) -> (Runnable, RawTask<()>, Watch)
+    /// Builds the producer of `node` running `future(parked)`, without
+    /// queueing it; returns it with its handle, and the membership to
+    /// watch for cancellation while it waits (see [`Watch`]). If the task
+    /// `parks` in the node (not all its dependencies succeeded yet),
+    /// `parked` is its entry in its executor's registry of parked tasks,
+    /// registered with the node as its waker; else [`Parked::NONE`].
+    fn build<T, F>(
+        &self,
+        node: &Arc<Node<T>>,
+        parks: bool,
+        future: impl FnOnce(Parked) -> F,
+    ) -> (Runnable, RawTask<()>, Watch)
     where
         T: Send + Sync + 'static,
         F: Future<Output = Result<T, Missing>> + Send + 'static;
+
+    /// Whether the executor `build` builds on is shutting down.
+    fn is_shutting_down(&self) -> bool;
 }
 
 impl Target for Builder<'_> {
@@ -376,7 +472,12 @@ impl Target for Builder<'_> {
     /// Builds on the builder's executor, counted in the current task
     /// groups, with its options.
     #[inline(always)]
-    fn build<T, F>(&self, node: &Arc<Node<T>>, future: F) -> (Runnable, RawTask<()>, Watch)
+    fn build<T, F>(
+        &self,
+        node: &Arc<Node<T>>,
+        parks: bool,
+        future: impl FnOnce(Parked) -> F,
+    ) -> (Runnable, RawTask<()>, Watch)
     where
         T: Send + Sync + 'static,
         F: Future<Output = Result<T, Missing>> + Send + 'static,
@@ -384,8 +485,24 @@ impl Target for Builder<'_> {
         let membership = context::membership();
         let watch = task_group::cancellable(&membership).cloned();
         let (unstarted, task) = self.with_target(|shared, worker| {
-            build_producer(shared, node, future, membership, worker, self.options())
+            let parked = if parks {
+                Parked::register(shared, worker, node)
+            } else {
+                Parked::NONE
+            };
+            build_producer(
+                shared,
+                node,
+                future(parked),
+                membership,
+                worker,
+                self.options(),
+            )
         });
         (unstarted, task, watch)
+    }
+
+    fn is_shutting_down(&self) -> bool {
+        self.with_target(|shared, _| shared.is_shutdown())
     }
 }

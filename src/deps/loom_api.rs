@@ -11,7 +11,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use super::dependencies::{spawn_after_on, Dependencies, Target, Watch};
+use super::dependencies::{spawn_after_on, Dependencies, Parked, Target, Watch};
 use super::node::Node;
 use super::spawn::{build_bare, Missing};
 use super::{Completion, CompletionError};
@@ -64,16 +64,26 @@ impl Target for Bare {
         None
     }
 
-    fn build<T, F>(&self, node: &Arc<Node<T>>, future: F) -> (Runnable, RawTask<()>, Watch)
+    /// A task of no executor has no registry to park in.
+    fn build<T, F>(
+        &self,
+        node: &Arc<Node<T>>,
+        _parks: bool,
+        future: impl FnOnce(Parked) -> F,
+    ) -> (Runnable, RawTask<()>, Watch)
     where
         T: Send + Sync + 'static,
         F: Future<Output = Result<T, Missing>> + Send + 'static,
     {
         let released = self.0.clone();
-        let (unstarted, task) = build_bare(node, future, move |task| {
+        let (unstarted, task) = build_bare(node, future(Parked::NONE), move |task| {
             released();
             task.run();
         });
         (unstarted, task, None)
+    }
+
+    fn is_shutting_down(&self) -> bool {
+        false
     }
 }

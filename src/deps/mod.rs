@@ -54,7 +54,10 @@
 //! allocated; a third, the node's out-of-line part, only for a name,
 //! awaiters or a third dependent), O(out-degree) per finished task, one
 //! list entry per edge (the first two inline in the node), no future, task
-//! or waker per edge, and nothing scans for ready tasks. Plain `.await`s of
+//! or waker per edge, and nothing scans for ready tasks. A dependent that
+//! waits (not every dependency had succeeded at its spawn) also takes an
+//! entry in its executor's registry of parked tasks until it starts, as a
+//! task that parks does (see below). Plain `.await`s of
 //! a completion put a waker in the out-of-line list; an awaiter dropped
 //! before the end frees its slot for the next waiter, so the lists never
 //! outgrow the most waiters present at once.
@@ -151,7 +154,11 @@
 //! parked task is). [`Completion::abort`] cancels a running task or a
 //! dependent that has not started; a cancelled task group, an aborted [`JoinHandle`]
 //! behind `shared()`, or an executor being dropped all finish the
-//! completion as cancelled. For `shared()`, the group and the executor are
+//! completion as cancelled. For the last, a dependent waiting for its
+//! dependencies is registered with its executor's registry of parked
+//! tasks from its spawn until it starts, as a parked task is: dropping the
+//! executor drops it unpolled, whatever executor its dependencies run on.
+//! A dependent spawned onto an executor being dropped is dropped at once. For `shared()`, the group and the executor are
 //! those of the forwarding task: ending it that way detaches the task
 //! behind the handle, which only [`Completion::abort`] aborts (see
 //! [`JoinHandle::shared`]).

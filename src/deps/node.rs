@@ -456,7 +456,8 @@ impl<T: Send + Sync + 'static> Node<T> {
     /// Cancels a dependent's task that waits unreleased, as `abort` does;
     /// nothing once it was released (a queued or running task of a
     /// cancelled group ends at its next poll) or the node finished. What a
-    /// cancelled task group does to the dependents it counts.
+    /// cancelled task group does to the dependents it counts, and a
+    /// shutting-down executor to those in its registry of parked tasks.
     pub(crate) fn abort_unstarted(&self) {
         let (task, (unstarted, registration)) = {
             let mut waiting = lock(&self.waiting);

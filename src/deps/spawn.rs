@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use super::dependencies::Held;
+use super::dependencies::{Held, Parked};
 use super::error::CompletionError;
 use super::node::Node;
 use crate::executor::Shared;
@@ -102,15 +102,20 @@ pin_project_lite::pin_project! {
     /// succeeded, which they have when the task is first polled. The
     /// dependencies' handles are dropped then, so that a running task does
     /// not keep its upstream alive (nor make dropping a long chain recurse).
+    ///
+    /// While it waits, `parked` keeps its entry in its executor's registry
+    /// of parked tasks, if it has one; leaving `Waiting` (the first poll,
+    /// or the drop, after the job's) removes it.
     #[project = StartProj]
     pub(crate) enum Start<D, B, Fut> {
-        Waiting { job: Option<(D, B)> },
+        Waiting { job: Option<(D, B)>, parked: Parked },
         Running { #[pin] future: Fut },
     }
 }
 
-/// The future of a task that runs `body` on the outputs of `deps`.
-pub(crate) fn start<D, B, Fut>(deps: D, body: B) -> Start<D, B, Fut>
+/// The future of a task that runs `body` on the outputs of `deps`,
+/// registered as `parked` until it starts.
+pub(crate) fn start<D, B, Fut>(deps: D, body: B, parked: Parked) -> Start<D, B, Fut>
 where
     D: Held,
     B: FnOnce(D::Outputs) -> Fut,
@@ -118,6 +123,7 @@ where
 {
     Start::Waiting {
         job: Some((deps, body)),
+        parked,
     }
 }
 
@@ -130,7 +136,7 @@ where
     type Output = Fut::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Fut::Output> {
-        if let StartProj::Waiting { job } = self.as_mut().project() {
+        if let StartProj::Waiting { job, .. } = self.as_mut().project() {
             let (deps, body) = job.take().expect("a dependent starts once");
             let outputs = deps.outputs();
             drop(deps);
