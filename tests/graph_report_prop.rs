@@ -46,10 +46,12 @@
 //! * `chrome_trace()` is valid JSON with one complete event per attempt,
 //!   named by its task, with its number, outcome and worker, whose `ts` and
 //!   `dur` are the attempt's times (to the nanosecond the trace prints),
-//!   one named row per worker; each attempt is on the row of the thread
-//!   that called its body, and no two attempts that never suspended
-//!   overlap on one row (cancelled attempts aside: they keep the time
-//!   their runner took them as their start);
+//!   one named row per worker (and, where its attempts would overlap
+//!   partly, more rows named after it and sorted under it); each attempt
+//!   is on a row of the thread that called its body, the slices of each
+//!   row nest (disjoint, or one inside the other), and no two attempts
+//!   that never suspended overlap on one worker (cancelled attempts aside:
+//!   they keep the time their runner took them as their start);
 //! * the table lists every task once, with its state and attempts.
 //!
 //! (It found the attempts of a runner's hand-off recorded on the runner's
@@ -1158,9 +1160,9 @@ fn check_dot(
     }
 }
 
-/// The trace is valid JSON with one event per attempt and one named row
-/// per worker, and no two attempts that stayed on their worker overlap on
-/// its row.
+/// The trace is valid JSON with one event per attempt, named rows of each
+/// worker sorted under it, slices that nest on each row, and no two
+/// attempts that stayed on their worker overlapping.
 fn check_trace(case: &Case, out: &Outcome, e: &mut Vec<String>) {
     let report = &out.report;
     let trace = report.chrome_trace();
@@ -1183,6 +1185,9 @@ fn check_trace(case: &Case, out: &Outcome, e: &mut Vec<String>) {
         unmatched.insert((a.task.as_str(), u64::from(a.number)), a);
     }
     let mut rows: BTreeMap<u64, &str> = BTreeMap::new();
+    let mut sort_index: BTreeMap<u64, u64> = BTreeMap::new();
+    // Each complete event's row and its attempt.
+    let mut slices: Vec<(u64, &Attempt)> = Vec::new();
     let micros = |d: Duration| d.as_secs_f64() * 1e6;
     // The trace prints microseconds with three decimals.
     let close = |x: Option<f64>, want: f64| x.is_some_and(|x| (x - want).abs() <= 0.0015);
@@ -1190,13 +1195,23 @@ fn check_trace(case: &Case, out: &Outcome, e: &mut Vec<String>) {
         let pid_ok = ev["pid"].as_u64() == Some(1);
         let tid = ev["tid"].as_u64();
         match ev["ph"].as_str() {
-            Some("M") => {
+            Some("M") if ev["name"] == "thread_name" => {
                 let name = ev["args"]["name"].as_str().unwrap_or_default();
-                if ev["name"] != "thread_name" || !pid_ok || tid.is_none() {
+                if !pid_ok || tid.is_none() {
                     e.push(format!("metadata event {ev}"));
                 }
                 if rows.insert(tid.unwrap_or(u64::MAX), name).is_some() {
                     e.push(format!("row {tid:?} named twice"));
+                }
+            }
+            Some("M") if ev["name"] == "thread_sort_index" => {
+                let index = ev["args"]["sort_index"].as_u64();
+                if !pid_ok || tid.is_none() || index.is_none() {
+                    e.push(format!("metadata event {ev}"));
+                }
+                let (tid, index) = (tid.unwrap_or(u64::MAX), index.unwrap_or_default());
+                if sort_index.insert(tid, index).is_some() {
+                    e.push(format!("row {tid:?} sorted twice"));
                 }
             }
             Some("X") => {
@@ -1209,13 +1224,14 @@ fn check_trace(case: &Case, out: &Outcome, e: &mut Vec<String>) {
                 let end = a.end.unwrap_or_default();
                 let ok = pid_ok
                     && ev["cat"] == "task"
-                    && tid == Some(u64::from(a.worker))
+                    && tid.is_some()
                     && ev["args"]["outcome"] == a.outcome.as_str()
                     && close(ev["ts"].as_f64(), micros(a.start))
                     && close(ev["dur"].as_f64(), micros(end.saturating_sub(a.start)));
                 if !ok {
                     e.push(format!("event {ev} for {a:?}"));
                 }
+                slices.push((tid.unwrap_or(u64::MAX), a));
             }
             _ => e.push(format!("unexpected event {ev}")),
         }
@@ -1223,12 +1239,72 @@ fn check_trace(case: &Case, out: &Outcome, e: &mut Vec<String>) {
     for a in unmatched.values() {
         e.push(format!("no event for {a:?}"));
     }
+    // A worker's first row has its number and name; its other rows (where
+    // its attempts would overlap partly) are named after it and sorted
+    // right under it.
     let workers: BTreeMap<u64, &str> = attempts
         .iter()
         .map(|a| (u64::from(a.worker), &*a.worker_name))
         .collect();
-    if rows != workers {
+    let first_rows: BTreeMap<u64, &str> = rows
+        .iter()
+        .filter(|(tid, _)| workers.contains_key(tid))
+        .map(|(&tid, &name)| (tid, name))
+        .collect();
+    if first_rows != workers {
         e.push(format!("rows {rows:?}, workers {workers:?}"));
+    }
+    if sort_index.keys().ne(rows.keys()) {
+        e.push(format!("rows {rows:?}, sort indices {sort_index:?}"));
+    }
+    let mut sorted: Vec<u64> = rows.keys().copied().collect();
+    sorted.sort_by_key(|tid| sort_index.get(tid));
+    let mut owner: HashMap<u64, u64> = HashMap::new();
+    let mut current: Option<(u64, u32)> = None;
+    for tid in sorted {
+        if workers.contains_key(&tid) {
+            current = Some((tid, 1));
+            owner.insert(tid, tid);
+        } else if let Some((worker, k)) = &mut current {
+            *k += 1;
+            let want = format!("{} ({k})", workers[worker]);
+            if rows[&tid] != want {
+                e.push(format!("row {tid} named {:?}, not {want:?}", rows[&tid]));
+            }
+            owner.insert(tid, *worker);
+        } else {
+            e.push(format!(
+                "row {tid} ({:?}) sorted under no worker",
+                rows[&tid]
+            ));
+        }
+    }
+    for &(tid, a) in &slices {
+        if owner.get(&tid) != Some(&u64::from(a.worker)) {
+            e.push(format!(
+                "attempt {a:?} on row {tid}, of no row of its worker"
+            ));
+        }
+    }
+    // The slices of one row nest: disjoint, or one inside the other.
+    slices.sort_by_key(|&(tid, a)| (tid, a.start, std::cmp::Reverse(a.end)));
+    let mut enclosing: Vec<(u64, &Attempt)> = Vec::new();
+    for &(tid, a) in &slices {
+        while enclosing
+            .last()
+            .is_some_and(|&(t, x)| t != tid || x.end <= Some(a.start))
+        {
+            enclosing.pop();
+        }
+        if let Some(&(_, x)) = enclosing.last() {
+            if a.end > x.end {
+                e.push(format!(
+                    "on row {tid}: {:?} #{} ({:?}..{:?}) overlaps {:?} #{} ({:?}..{:?}) partly",
+                    x.task, x.number, x.start, x.end, a.task, a.number, a.start, a.end
+                ));
+            }
+        }
+        enclosing.push((tid, a));
     }
 
     let specs = specs_by_id(case);

@@ -58,8 +58,10 @@ pub struct Attempt {
     /// (called its body), which is not the runner that took it if that
     /// runner handed it off (see "How a run executes" in the
     /// [module docs](super)). An attempt that suspends goes on in a task
-    /// of its own, perhaps on other threads, and is drawn on this row
-    /// throughout, over what the thread runs meanwhile. Threads are
+    /// of its own, perhaps on other threads, and is drawn with this
+    /// thread's attempts throughout, while the thread runs others (on a
+    /// second row of the thread where they overlap, see
+    /// [`Report::chrome_trace`]). Threads are
     /// numbered from 0 in the order they first ran a graph task in this
     /// process (one numbering for all runs, so a run's rows need not
     /// start at 0).
@@ -325,6 +327,14 @@ impl<T> Report<T> {
     /// the run, the attempt's number and outcome in `args`). Attempts still
     /// running when the report was taken are left out. Open it in Perfetto
     /// (<https://ui.perfetto.dev>) or `chrome://tracing`.
+    ///
+    /// The slices of one row nest, as the format requires. An attempt that
+    /// suspends stays on its worker's row (see [`Attempt::worker`]) while
+    /// the worker runs others, and one of those may start inside it and
+    /// end after it: such an attempt goes to another row of the same
+    /// worker, named after it ("worker (2)"), sorted under it, with a
+    /// `tid` past every worker's number. A worker's first row has the
+    /// worker's number as `tid`.
     ///
     /// ```
     /// use fastexec::graph::{Graph, Task};
