@@ -20,8 +20,11 @@
 //!   cancel (`RunHandle::cancel`: a task is running from when a runner
 //!   takes its attempt, and its body may still be called then); each
 //!   attempt in the report is one body call, its outcome the one the body
-//!   gave (but for one a cancel caught taken and not yet called, which
-//!   the docs neither count nor exclude);
+//!   gave (but for one a cancel caught taken and not yet called: counted
+//!   in `attempts`, cancelled, and once its runner gave it back, as one
+//!   that did not run); an attempt that did not run (`ran` false) is a
+//!   cancelled task's last, takes no time, and a task none of whose
+//!   attempts ran has no times;
 //! * every final state is the one its dependencies, its failure plan and
 //!   the operations call for: a cancelled task's dependents end cancelled
 //!   or upstream-failed, never completed; each cancel reason was caused
@@ -691,7 +694,9 @@ fn verify(report: &Report<usize>, ctx: &Ctx, s: &Script) -> Vec<String> {
         // A cancel may come after a runner took an attempt and before it
         // called the body, which then is not called: the attempt counts
         // (a task runs from when its attempt is taken), cancelled, with no
-        // call. The docs do not say whether it should count.
+        // call, and did not run once its runner gave it back (a runner
+        // still in another cancelled body when the report was taken has
+        // not).
         let uncalled = r.state == TaskState::Cancelled
             && r.attempts == calls + 1
             && (attempts.last()).is_some_and(|a| a.outcome == AttemptOutcome::Cancelled);
@@ -715,11 +720,18 @@ fn verify(report: &Report<usize>, ctx: &Ctx, s: &Script) -> Vec<String> {
                     a.number, a.outcome
                 ));
             }
-            // Times: within the task's span.
-            let within = a
-                .end
-                .is_some_and(|end| a.start <= end && Some(end) <= r.end)
-                && r.start.is_some_and(|start| start <= a.start);
+            // Times: within the task's span; one that did not run, at the
+            // cancel (the task's end, if it has one), taking no time.
+            let within = if a.ran {
+                a.end
+                    .is_some_and(|end| a.start <= end && Some(end) <= r.end)
+                    && r.start.is_some_and(|start| start <= a.start)
+            } else {
+                a.outcome == AttemptOutcome::Cancelled
+                    && a.number == r.attempts
+                    && a.end == Some(a.start)
+                    && r.end.map_or(true, |end| end == a.start)
+            };
             if !within {
                 e(format!(
                     "t{i} attempt {} at {:?}..{:?}, task {:?}..{:?}",
@@ -729,7 +741,7 @@ fn verify(report: &Report<usize>, ctx: &Ctx, s: &Script) -> Vec<String> {
         }
         match (r.start, r.end) {
             (Some(start), Some(end)) if start <= end => {}
-            (None, _) if r.attempts == 0 => {}
+            (None, None) if attempts.iter().all(|a| !a.ran) => {}
             other => e(format!("t{i} ({}) times {other:?}", r.state)),
         }
         // Dependencies: ended before it started, in the report and in the

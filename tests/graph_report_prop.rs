@@ -23,9 +23,13 @@
 //!   `Finished` once a cancelled parent's run is over);
 //! * per record: a terminal state; `attempts` equals the body calls logged
 //!   for it, or one more for a cancelled task (an attempt taken, then
-//!   cancelled before its body was called); a completed task made its
-//!   planned output on the first attempt planned to succeed, a failed one
-//!   used up its attempts; start and end present iff an attempt started,
+//!   cancelled before its body was called); an attempt whose body was
+//!   never called did not run (`ran` is false), and only the last attempt
+//!   of a cancelled task may not have run, which then starts and ends at
+//!   the cancel, its task's end (or the task has none); a completed task
+//!   made its planned output on the first attempt planned to succeed, a
+//!   failed one used up its attempts; start and end present iff an attempt
+//!   ran,
 //!   start ≤ end, `duration` = end − start; no task starts before its
 //!   dependencies ended; every attempt lies within its task's span, the
 //!   first starts with it, the last of a completed or failed task ends
@@ -43,15 +47,15 @@
 //!   every task once, with its state in its label and one colour per
 //!   state, and every dependency edge once, nothing else, and stays
 //!   well-formed whatever the ids hold;
-//! * `chrome_trace()` is valid JSON with one complete event per attempt,
+//! * `chrome_trace()` is valid JSON with one complete event per attempt
+//!   that ran,
 //!   named by its task, with its number, outcome and worker, whose `ts` and
 //!   `dur` are the attempt's times (to the nanosecond the trace prints),
 //!   one named row per worker (and, where its attempts would overlap
 //!   partly, more rows named after it and sorted under it); each attempt
-//!   is on a row of the thread that called its body, the slices of each
-//!   row nest (disjoint, or one inside the other), and no two attempts
-//!   that never suspended overlap on one worker (cancelled attempts aside:
-//!   they keep the time their runner took them as their start);
+//!   that ran is on a row of the thread that called its body, the slices
+//!   of each row nest (disjoint, or one inside the other), and no two
+//!   attempts that ran and never suspended overlap on one worker;
 //! * the table lists every task once, with its state and attempts.
 //!
 //! (It found the attempts of a runner's hand-off recorded on the runner's
@@ -764,10 +768,40 @@ fn check_records(case: &Case, out: &Outcome, accepted: &[String], e: &mut Vec<St
             err(format!("attempt records numbered {span_numbers:?}"));
         }
 
+        // Attempts that did not run: their body was not called, or only
+        // after the cancel (read after the executor's `block_on`, which
+        // waited for the runners, so every runner has said which). Only a
+        // cancelled task's last attempt, at the cancel, claiming no time.
+        for (n, a) in spans.iter().enumerate() {
+            let called = mine.iter().any(|c| c.attempt == a.number);
+            if !called && a.ran {
+                err(format!("attempt {} ran, its body never called", a.number));
+            }
+            if a.ran {
+                continue;
+            }
+            if r.state != TaskState::Cancelled
+                || a.outcome != AttemptOutcome::Cancelled
+                || n + 1 != spans.len()
+            {
+                err(format!(
+                    "attempt {} {:?} did not run, of a {} task",
+                    a.number, a.outcome, r.state
+                ));
+            }
+            if a.end != Some(a.start) || a.end != r.end.or(a.end) {
+                err(format!(
+                    "attempt {} did not run but spans {:?}..{:?} (task ends {:?})",
+                    a.number, a.start, a.end, r.end
+                ));
+            }
+        }
+        let ran = spans.iter().filter(|a| a.ran).count();
+
         // Times.
         match (r.start, r.end) {
-            (None, None) if r.attempts == 0 => {}
-            (Some(s), Some(end)) if r.attempts > 0 => {
+            (None, None) if ran == 0 => {}
+            (Some(s), Some(end)) if ran > 0 => {
                 if s > end {
                     err(format!("starts at {s:?} after its end {end:?}"));
                 }
@@ -1182,7 +1216,9 @@ fn check_trace(case: &Case, out: &Outcome, e: &mut Vec<String>) {
                 a.number, a.task
             ));
         }
-        unmatched.insert((a.task.as_str(), u64::from(a.number)), a);
+        if a.ran {
+            unmatched.insert((a.task.as_str(), u64::from(a.number)), a);
+        }
     }
     let mut rows: BTreeMap<u64, &str> = BTreeMap::new();
     let mut sort_index: BTreeMap<u64, u64> = BTreeMap::new();
@@ -1309,12 +1345,9 @@ fn check_trace(case: &Case, out: &Outcome, e: &mut Vec<String>) {
 
     let specs = specs_by_id(case);
     let calls = out.log.calls.lock().unwrap();
-    // Each attempt is on the row of the thread that called its body (not
-    // cancelled ones: see below).
-    for a in attempts
-        .iter()
-        .filter(|a| a.outcome != AttemptOutcome::Cancelled)
-    {
+    // Each attempt that ran is on the row of the thread that called its
+    // body.
+    for a in attempts.iter().filter(|a| a.ran) {
         let call = calls
             .iter()
             .find(|c| c.task == a.task.as_str() && c.attempt == a.number);
@@ -1328,16 +1361,16 @@ fn check_trace(case: &Case, out: &Outcome, e: &mut Vec<String>) {
         }
     }
 
-    // No two attempts that never suspended overlap on their worker's row:
-    // its thread ran each from its start to its end. Not cancelled ones,
-    // which keep the time their runner took them as their start (see "How
-    // a run executes" in the graph docs): their bodies may be called later.
+    // No two attempts that ran and never suspended overlap on their
+    // worker: its thread ran each from its start to its end (a cancelled
+    // one from its call to the cancel, or to the call's return, if
+    // earlier).
     let called: HashSet<(&str, u32)> = calls.iter().map(|c| (c.task.as_str(), c.attempt)).collect();
     let mut inline: Vec<&Attempt> = attempts
         .iter()
         .filter(|a| !specs[a.task.as_str()].body.may_suspend())
         .filter(|a| called.contains(&(a.task.as_str(), a.number)))
-        .filter(|a| a.outcome != AttemptOutcome::Cancelled)
+        .filter(|a| a.ran)
         .collect();
     inline.sort_by_key(|a| (a.worker, a.start, a.end));
     for w in inline.windows(2) {

@@ -172,7 +172,9 @@ pub(crate) struct Node<T> {
     pub(crate) attempts: u32,
     /// Where the record of its attempt in progress is: an index in
     /// `Core::spans`, or one of [`NO_RECORD`], [`RECORD_IN_NODE`],
-    /// [`DONE_IN_NODE`] (see [`Span`]).
+    /// [`DONE_IN_NODE`] (see [`Span`]). Of a cancelled task, the index of
+    /// the record of the attempt the cancel closed, until the attempt's
+    /// runner has given it back (see [`Core::close_cancelled`]).
     record: u32,
     /// How many dependencies it has (`deps.len()`, kept here for the inputs).
     n_deps: u32,
@@ -284,6 +286,12 @@ const DONE_IN_NODE: u32 = u32::MAX - 2;
 /// then ([`Core::open_record`]). A task that completes at its first attempt
 /// (the common case) so writes no record at all, and the report makes
 /// that attempt's from the node ([`Core::attempt_records`]).
+///
+/// The record of an attempt cancelled while it was running stays reachable
+/// from its node (whose `record` keeps its index here, see
+/// [`Core::close_cancelled`]) until the runner that took the attempt gives
+/// it back and says whether, and when, it called the body
+/// ([`Core::cancelled_attempt_reported`]).
 #[derive(Clone)]
 pub(crate) struct Span {
     pub(crate) node: u32,
@@ -293,6 +301,10 @@ pub(crate) struct Span {
     /// The worker thread that started it (see `lane.rs`).
     pub(crate) lane: u32,
     pub(crate) outcome: Outcome,
+    /// Whether its body was called while it counted: `false` for an
+    /// attempt cancelled before its runner called the body (or called it
+    /// only after the cancel), which then starts and ends at the cancel.
+    pub(crate) ran: bool,
 }
 
 /// What the caller must do after transitions, outside the lock.
@@ -1042,12 +1054,19 @@ impl<T> Core<T> {
 
     /// The attempt in progress of node `i` actually began at `at`: a runner
     /// begins a batch of attempts under the lock and polls them one after
-    /// the other.
+    /// the other. `ended`: when the body's call returned, if the runner
+    /// polled the attempt to its end. If the task was cancelled meanwhile,
+    /// settles the attempt's record (see
+    /// [`Core::cancelled_attempt_reported`]).
     #[inline]
-    pub(crate) fn began_at(&mut self, i: u32, at: Instant) {
+    pub(crate) fn began_at(&mut self, i: u32, at: Instant, ended: Option<Instant>) {
         let node = self.node_mut(i);
         let record = node.record;
         if record == NO_RECORD || record == DONE_IN_NODE {
+            return;
+        }
+        if node.state == TaskState::Cancelled {
+            self.cancelled_attempt_reported(i, Some((at, ended)));
             return;
         }
         if node.attempts == 1 {
@@ -1086,6 +1105,7 @@ impl<T> Core<T> {
                     end: None,
                     lane: node.lane,
                     outcome: Outcome::Running,
+                    ran: true,
                 };
                 self.spans.push(span);
                 self.node_mut(i).record = s;
@@ -1112,6 +1132,7 @@ impl<T> Core<T> {
                 end,
                 lane: node.lane,
                 outcome,
+                ran: true,
             });
         }
         // Stable: records of attempts that began at the same instant keep
@@ -1193,6 +1214,69 @@ impl<T> Core<T> {
             let span = &mut self.spans[s as usize];
             span.end = Some(now);
             span.outcome = outcome;
+        }
+    }
+
+    /// Closes the record of node `i`'s attempt in progress, if any, at its
+    /// cancel (`now`). The record counts the attempt from when it was taken
+    /// (or from the body's call, if its runner has said when that was), but
+    /// its runner may not have called the body yet (a runner takes a batch
+    /// of attempts and calls their bodies one after the other), and may
+    /// call it only after the cancel: the node keeps the record's index
+    /// for [`Core::cancelled_attempt_reported`] to settle it when the runner
+    /// gives the attempt back. (The `record` of a node that ended otherwise
+    /// is [`NO_RECORD`] or [`DONE_IN_NODE`].)
+    fn close_cancelled(&mut self, i: u32, now: Instant) {
+        if let Some(s) = self.open_record(i) {
+            let span = &mut self.spans[s as usize];
+            span.end = Some(now);
+            span.outcome = Outcome::Cancelled;
+        }
+    }
+
+    /// The runner that took the attempt of node `i` gives it back after
+    /// the task was cancelled ([`Core::close_cancelled`]), saying when it
+    /// called the body and when that call returned (if it did), or `None`:
+    /// it never called it. An attempt whose body was called before the
+    /// cancel counts from the call to the cancel (or to the call's return,
+    /// if earlier). One whose body was never called, or only after the
+    /// cancel, did not run: it takes no time (it starts and ends at the
+    /// cancel) and `ran` is false; a task whose first attempt it was has
+    /// no start and no end, as a task that never started. Nothing to do if
+    /// the record was settled already. (An attempt that no runner holds,
+    /// one gone asynchronous after its runner said when it called the body,
+    /// or a retry, whose driver calls the body as it takes it, is never
+    /// reported: its record stays as the cancel closed it.)
+    #[cold]
+    pub(crate) fn cancelled_attempt_reported(
+        &mut self,
+        i: u32,
+        called: Option<(Instant, Option<Instant>)>,
+    ) {
+        let node = &mut self.nodes[i as usize];
+        let s = node.record;
+        if node.state != TaskState::Cancelled || s >= DONE_IN_NODE {
+            return;
+        }
+        node.record = NO_RECORD;
+        let span = &mut self.spans[s as usize];
+        let cancelled_at = span.end.expect("closed at the cancel");
+        match called {
+            Some((began, ended)) if began < cancelled_at => {
+                span.start = began;
+                span.end = Some(ended.map_or(cancelled_at, |e| e.min(cancelled_at)));
+                if span.attempt == 1 {
+                    node.start = Some(began);
+                }
+            }
+            _ => {
+                span.start = cancelled_at;
+                span.ran = false;
+                if span.attempt == 1 {
+                    node.start = None;
+                    node.end = None;
+                }
+            }
         }
     }
 
@@ -1347,7 +1431,7 @@ impl<T> Core<T> {
         fx: &mut Effects<T>,
     ) -> Option<Duration> {
         self.give_back(i, body);
-        self.began_at(i, began);
+        self.began_at(i, began, Some(ended));
         self.finish_attempt(i, result, ended, fx)
     }
 
@@ -1480,7 +1564,7 @@ impl<T> Core<T> {
         if self.node(i).state.is_terminal() {
             return fx;
         }
-        self.close_span(i, now, Outcome::Cancelled);
+        self.close_cancelled(i, now);
         let error = TaskError::Cancelled(reason);
         self.settle(i, TaskState::Cancelled, Some(error), now, &mut fx);
         let origin = self.inherited_cancel(i);
@@ -1491,7 +1575,7 @@ impl<T> Core<T> {
     }
 
     fn cancel_one(&mut self, i: u32, reason: CancelReason, now: Instant, fx: &mut Effects<T>) {
-        self.close_span(i, now, Outcome::Cancelled);
+        self.close_cancelled(i, now);
         let error = TaskError::Cancelled(reason);
         self.settle(i, TaskState::Cancelled, Some(error), now, fx);
     }
@@ -1901,6 +1985,7 @@ fn begin_attempt<T>(
             end: None,
             lane,
             outcome: Outcome::Running,
+            ran: true,
         });
     }
     start

@@ -202,8 +202,9 @@
 //! report then records their attempts on the worker that runs them). The
 //! tasks of a batch count as running from when the runner took them (their
 //! attempts' start times are when each was actually polled; an attempt
-//! cancelled before its runner recorded it keeps the time it was taken,
-//! as its task's start, though its body may be called later, or never).
+//! cancelled before its runner called its body, which the runner may still
+//! call after the cancel, did not run: the report gives it no time, see
+//! [`Attempt`]).
 //!
 //! The clock is read once per task boundary: the reading that ends one
 //! attempt of a batch starts the next, and the one taken under the lock

@@ -43,6 +43,18 @@ impl AttemptOutcome {
 
 /// One attempt of one task: when, on which worker thread, and how it ended.
 /// Times are offsets from the start of the run.
+///
+/// An attempt starts when its body is called. A runner takes a batch of
+/// attempts at once and calls their bodies one after the other, so an
+/// attempt may be cancelled after its runner took it and before its body
+/// was called (see [`RunHandle::cancel`](super::RunHandle::cancel)). Such
+/// an attempt did not run, even if its body is called after the cancel:
+/// [`ran`](Attempt::ran) is false, it starts and ends at the cancel, and
+/// it is in no trace. The runner tells when it gives the attempt back
+/// (with the next batch it records): until then, a report shows an
+/// attempt it holds from when it was taken (to the cancel, if it was
+/// cancelled), which can be after the run finished if the runner is
+/// still in a cancelled sync body.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Attempt {
@@ -52,7 +64,9 @@ pub struct Attempt {
     pub number: u32,
     /// When the attempt started.
     pub start: Duration,
-    /// When it ended (`None` while running).
+    /// When it ended (`None` while running). For a cancelled attempt, the
+    /// cancel (or the return of its body's call, if earlier), though a
+    /// sync body runs on to its return.
     pub end: Option<Duration>,
     /// The worker thread that started it: the one that first polled it
     /// (called its body), which is not the runner that took it if that
@@ -70,6 +84,11 @@ pub struct Attempt {
     pub worker_name: Arc<str>,
     /// How it ended.
     pub outcome: AttemptOutcome,
+    /// Whether its body was called while it counted. False only for an
+    /// attempt cancelled before its body was called, or called only after
+    /// the cancel (its outcome is then [`AttemptOutcome::Cancelled`]): it
+    /// starts and ends at the cancel, claims no time and is in no trace.
+    pub ran: bool,
 }
 
 /// What happened to one task. Times are offsets from the start of the run;
@@ -83,12 +102,15 @@ pub struct TaskRecord<T> {
     pub deps: Vec<TaskId>,
     /// Its state when the report was taken.
     pub state: TaskState,
-    /// How many attempts started. An attempt starts when a runner takes
-    /// it, a little before the body is called (see
+    /// How many attempts a runner took. A runner takes an attempt a little
+    /// before it calls the body (see
     /// [`RunHandle::cancel`](super::RunHandle::cancel)), so a task cancelled
-    /// in between counts an attempt whose body never ran.
+    /// in between counts an attempt that did not run (see
+    /// [`Attempt::ran`]).
     pub attempts: u32,
-    /// When its first attempt started.
+    /// When its first attempt started (its body was called). `None` if
+    /// none did, also for a task whose only attempt was cancelled before
+    /// its body was called.
     pub start: Option<Duration>,
     /// When it reached its terminal state (if it started).
     pub end: Option<Duration>,
@@ -183,6 +205,7 @@ impl<T> Tables<T> {
                     worker: s.lane,
                     worker_name: Arc::clone(name),
                     outcome: s.outcome,
+                    ran: s.ran,
                 }
             })
             .collect();
@@ -219,7 +242,10 @@ impl<T> Report<T> {
     /// A report of a finished run, built when first read. A finished run
     /// never changes again (every task is terminal, adding is refused,
     /// cancel and stop find nothing to do), so building it later gives
-    /// what building it now would.
+    /// what building it now would; but for the records of attempts
+    /// cancelled while a runner held them, which the runner settles when
+    /// it gives them back (see [`Attempt`]): building it later only makes
+    /// those truer.
     pub(crate) fn finished(run: Arc<Shared<T>>, index: Arc<HashMap<TaskId, u32>>) -> Self {
         Report {
             started_at: run.started_at,
@@ -322,7 +348,8 @@ impl<T> Report<T> {
     }
 
     /// The run as a Chrome trace (JSON, "Trace Event Format"): one row per
-    /// worker thread, one slice per finished attempt (a complete event,
+    /// worker thread, one slice per finished attempt that ran (see
+    /// [`Attempt::ran`]; a complete event,
     /// `"ph":"X"`, with `ts` and `dur` in microseconds from the start of
     /// the run, the attempt's number and outcome in `args`). Attempts still
     /// running when the report was taken are left out. Open it in Perfetto
@@ -565,6 +592,55 @@ mod tests {
             "elapsed {:?}",
             report.elapsed()
         );
+    }
+
+    /// A runner takes "x", "y" and "z" in one batch; "y" and "z" are
+    /// cancelled at 5 ms. "y"'s body was called at 3 ms and returned at
+    /// 4 ms: it ran from 3 to 4. "z"'s was called at 6 ms, after the
+    /// cancel: it did not run, and takes no time.
+    #[test]
+    fn a_cancelled_attempt_counts_from_its_call_if_its_body_was_called_before_the_cancel() {
+        use super::super::core::Effects;
+        use super::super::{CancelReason, SchedulerConfig, Task};
+
+        let mut core = Core::<u32>::new(&SchedulerConfig::new());
+        let mut tasks = vec![
+            Task::sync("x", |_| Ok(1)),
+            Task::sync("y", |_| Ok(2)),
+            Task::sync("z", |_| Ok(3)),
+        ];
+        let _ = core.add(&mut tasks, false).unwrap();
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let mut begun = Vec::new();
+        assert!(core.next_attempts(t0, 0, &mut begun));
+        let (x, y, z) = (begun.remove(0), begun.remove(0), begun.remove(0));
+        let _ = core.cancel(y.node, CancelReason::Requested, at(5));
+        let _ = core.cancel(z.node, CancelReason::Requested, at(5));
+        let mut fx = Effects::default();
+        let ran = |out| Ok(Some(Arc::new(out)));
+        core.attempt_ran(x.node, x.body, (at(0), at(3)), ran(1), &mut fx);
+        core.attempt_ran(y.node, y.body, (at(3), at(4)), ran(2), &mut fx);
+        core.attempt_ran(z.node, z.body, (at(6), at(7)), ran(3), &mut fx);
+        let report = Report::new(&core, t0, SystemTime::now());
+        let ms = |ms| Some(Duration::from_millis(ms));
+        let attempt = |id: &str| {
+            let a = report.attempts().iter().find(|a| a.task.as_str() == id);
+            let a = a.unwrap();
+            (a.ran, Some(a.start), a.end, a.outcome)
+        };
+        assert_eq!(
+            attempt("y"),
+            (true, ms(3), ms(4), AttemptOutcome::Cancelled)
+        );
+        assert_eq!(
+            attempt("z"),
+            (false, ms(5), ms(5), AttemptOutcome::Cancelled)
+        );
+        let y = report.task("y").unwrap();
+        assert_eq!((y.start, y.end), (ms(3), ms(5)));
+        let z = report.task("z").unwrap();
+        assert_eq!((z.attempts, z.start, z.end), (1, None, None));
     }
 
     #[test]

@@ -403,7 +403,7 @@ impl<T: Send + Sync + 'static> Shared<T> {
         let late = {
             let mut core = self.lock();
             if let Some(at) = began {
-                core.began_at(i, at);
+                core.began_at(i, at, None);
             }
             core.give_back(i, body);
             core.take_late()
@@ -649,10 +649,15 @@ impl<T: Send + Sync + 'static> Member<T> {
         let reason = lost_reason(&self.shared.scope);
         let (fx, own, late) = {
             let mut core = self.shared.lock();
+            let nodes: Vec<u32> = lent.iter().map(|start| start.node).collect();
             for start in lent {
                 core.give_back(start.node, start.body);
             }
             let (fx, own) = core.abandon(runner, driver, reason, Instant::now());
+            // Their bodies were never called.
+            for i in nodes {
+                core.cancelled_attempt_reported(i, None);
+            }
             (fx, own, core.take_late())
         };
         drop(own);
@@ -913,8 +918,9 @@ async fn in_context<R>(f: impl FnOnce(&mut Context<'_>) -> R) -> R {
 /// `now`): their outputs or failures, and the retries due, and gives their
 /// bodies back. Then drops the begun attempts of tasks that ended meanwhile
 /// (cancelled, or fail-fast after a failure of the batch): they do not
-/// start, and their bodies go back to be retired (or, if the run has
-/// ended, to the batch, see [`Batch::late`]).
+/// start, their records say they did not run, and their bodies go back to
+/// be retired (or, if the run has ended, to the batch, see
+/// [`Batch::late`]).
 fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Effects<T>) {
     if !batch.ran.is_empty() {
         for r in batch.ran.drain(..) {
@@ -931,6 +937,8 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Ef
             if core.still_running(start.node) {
                 batch.begun.push(start);
             } else {
+                // Cancelled before its body was called: it did not run.
+                core.cancelled_attempt_reported(start.node, None);
                 core.give_back(start.node, start.body);
             }
         }
@@ -1347,7 +1355,9 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// runner takes its attempt, which can be a little before the runner
     /// calls its body (a runner takes up to a batch of ready tasks at
     /// once), so a body may still be called after its task was cancelled;
-    /// its output is dropped then too. Cancelling a finished (or already
+    /// its output is dropped then too, and the report counts that attempt
+    /// as one that did not run ([`Attempt::ran`](super::Attempt::ran)).
+    /// Cancelling a finished (or already
     /// cancelled) task does nothing: cancel is idempotent.
     ///
     /// # Errors

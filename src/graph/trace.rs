@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use super::Attempt;
 
-/// Renders one complete ("X") event per finished attempt on a row of the
-/// worker that started it, and metadata events naming and ordering the
-/// rows.
+/// Renders one complete ("X") event per finished attempt that ran (see
+/// [`Attempt::ran`]) on a row of the worker that started it, and metadata
+/// events naming and ordering the rows.
 ///
 /// The complete events of one row must nest: two may be disjoint or one
 /// inside the other, never overlap partially (Perfetto drops such a slice,
@@ -31,8 +31,11 @@ pub(crate) fn render(attempts: &[Attempt]) -> String {
             out.push_str(",\n");
         }
     };
-    let mut done: Vec<(&Attempt, Duration)> =
-        attempts.iter().filter_map(|a| Some((a, a.end?))).collect();
+    let mut done: Vec<(&Attempt, Duration)> = attempts
+        .iter()
+        .filter(|a| a.ran)
+        .filter_map(|a| Some((a, a.end?)))
+        .collect();
     done.sort_by_key(|&(a, end)| (a.worker, a.start, Reverse(end)));
     // Per worker, per row: the ends of the slices that enclose the
     // current start (a stack: each inside the one below).
@@ -145,7 +148,7 @@ mod tests {
     }
 
     #[test]
-    fn one_slice_per_finished_attempt_and_named_rows() {
+    fn one_slice_per_finished_attempt_that_ran_and_named_rows() {
         let attempt = |n, end| Attempt {
             task: "t\"x".into(),
             number: n,
@@ -154,10 +157,16 @@ mod tests {
             worker: 3,
             worker_name: "w-3".into(),
             outcome: AttemptOutcome::Failed,
+            ran: true,
+        };
+        let not_run = Attempt {
+            ran: false,
+            ..attempt(3, Some(Duration::from_micros(1500)))
         };
         let json = render(&[
             attempt(1, Some(Duration::from_micros(2000))),
             attempt(2, None),
+            not_run,
         ]);
         assert!(
             json.contains("\"ph\":\"M\",\"pid\":1,\"tid\":3,\"args\":{\"name\":\"w-3\"}"),
@@ -172,7 +181,7 @@ mod tests {
         assert_eq!(
             json.matches("\"ph\":\"X\"").count(),
             1,
-            "unfinished attempt drawn"
+            "unfinished attempt, or one that did not run, drawn"
         );
     }
 
@@ -186,6 +195,7 @@ mod tests {
             worker,
             worker_name: format!("w-{worker}").into(),
             outcome: AttemptOutcome::Completed,
+            ran: true,
         };
         // "a" suspended on worker 3, which ran "b" and "c" meanwhile: "b"
         // starts inside "a" and ends after it; "c" nests inside "a".
