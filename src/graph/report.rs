@@ -6,6 +6,8 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
+use unicode_width::UnicodeWidthStr;
+
 use super::core::Core;
 use super::run::Shared;
 use super::{dot, lane, trace, TaskError, TaskId, TaskState};
@@ -429,7 +431,7 @@ fn ms(d: Option<Duration>) -> String {
 
 /// `text` with its control characters (line breaks, tabs) escaped as in a
 /// Rust string literal, so that it takes one line of the table and its
-/// width in characters is what the padding counts.
+/// width is that of the characters shown (see [`padded`]).
 fn one_line(text: &str) -> Cow<'_, str> {
     if text.chars().any(char::is_control) {
         let mut escaped = String::with_capacity(text.len() + 8);
@@ -446,24 +448,37 @@ fn one_line(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// `text` followed by the spaces that make it `width` terminal columns
+/// wide, by its display width (East Asian wide characters and most emoji
+/// take two columns, combining marks none), not by its count of
+/// characters, which is what `{:<width$}` pads by.
+fn padded(text: &str, width: usize) -> String {
+    let pad = width.saturating_sub(text.width());
+    let mut out = String::with_capacity(text.len() + pad);
+    out.push_str(text);
+    out.extend(std::iter::repeat(' ').take(pad));
+    out
+}
+
 impl<T> fmt::Display for Report<T> {
     /// A table: one row per task, then the critical path and a summary.
     /// Control characters in ids and errors are shown escaped (`\n`), so
-    /// each task takes one line.
+    /// each task takes one line. The id column is padded by display width
+    /// (wide characters take two terminal columns), so the columns line up
+    /// on a terminal whatever the ids hold.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let w = self
+        let ids: Vec<Cow<'_, str>> = self
             .tasks()
             .iter()
-            .map(|t| one_line(t.id.as_str()).chars().count())
-            .max()
-            .unwrap_or(4)
-            .max(4);
+            .map(|t| one_line(t.id.as_str()))
+            .collect();
+        let w = ids.iter().map(|id| id.width()).max().unwrap_or(4).max(4);
         writeln!(
             f,
             "{:<w$}  {:<15}  {:>8}  {:>10}  {:>10}  {:>10}  error",
             "task", "state", "attempts", "start ms", "end ms", "took ms"
         )?;
-        for t in self.tasks() {
+        for (t, id) in self.tasks().iter().zip(&ids) {
             let error = t
                 .error
                 .as_ref()
@@ -471,8 +486,8 @@ impl<T> fmt::Display for Report<T> {
                 .unwrap_or_default();
             writeln!(
                 f,
-                "{:<w$}  {:<15}  {:>8}  {:>10}  {:>10}  {:>10}  {error}",
-                one_line(t.id.as_str()),
+                "{}  {:<15}  {:>8}  {:>10}  {:>10}  {:>10}  {error}",
+                padded(id, w),
                 t.state,
                 t.attempts,
                 ms(t.start),
