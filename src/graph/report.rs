@@ -463,22 +463,43 @@ fn padded(text: &str, width: usize) -> String {
 impl<T> fmt::Display for Report<T> {
     /// A table: one row per task, then the critical path and a summary.
     /// Control characters in ids and errors are shown escaped (`\n`), so
-    /// each task takes one line. The id column is padded by display width
-    /// (wide characters take two terminal columns), so the columns line up
-    /// on a terminal whatever the ids hold.
+    /// each task takes one line. Each column is as wide as its widest
+    /// entry (a run of hours has times of ten digits and more), and the id
+    /// column is padded by display width (wide characters take two
+    /// terminal columns), so the columns line up on a terminal whatever
+    /// the ids and times.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ids: Vec<Cow<'_, str>> = self
+        // Per task: its id, attempts, start, end and duration, as shown.
+        let rows: Vec<(Cow<'_, str>, [String; 4])> = self
             .tasks()
             .iter()
-            .map(|t| one_line(t.id.as_str()))
+            .map(|t| {
+                let numbers = [
+                    t.attempts.to_string(),
+                    ms(t.start),
+                    ms(t.end),
+                    ms(t.duration()),
+                ];
+                (one_line(t.id.as_str()), numbers)
+            })
             .collect();
-        let w = ids.iter().map(|id| id.width()).max().unwrap_or(4).max(4);
+        let w = rows.iter().map(|(id, _)| id.width()).max().unwrap_or(0);
+        let w = w.max(4);
+        let headers = ["attempts", "start ms", "end ms", "took ms"];
+        // At least as wide as before they were sized, so that a short run's
+        // table looks as it did.
+        let least = [8, 10, 10, 10];
+        let widths: [usize; 4] = std::array::from_fn(|c| {
+            let widest = rows.iter().map(|(_, n)| n[c].len()).max().unwrap_or(0);
+            widest.max(least[c])
+        });
+        let [wa, ws, we, wt] = widths;
         writeln!(
             f,
-            "{:<w$}  {:<15}  {:>8}  {:>10}  {:>10}  {:>10}  error",
-            "task", "state", "attempts", "start ms", "end ms", "took ms"
+            "{:<w$}  {:<15}  {:>wa$}  {:>ws$}  {:>we$}  {:>wt$}  error",
+            "task", "state", headers[0], headers[1], headers[2], headers[3]
         )?;
-        for (t, id) in self.tasks().iter().zip(&ids) {
+        for (t, (id, [attempts, start, end, took])) in self.tasks().iter().zip(&rows) {
             let error = t
                 .error
                 .as_ref()
@@ -486,13 +507,9 @@ impl<T> fmt::Display for Report<T> {
                 .unwrap_or_default();
             writeln!(
                 f,
-                "{}  {:<15}  {:>8}  {:>10}  {:>10}  {:>10}  {error}",
+                "{}  {:<15}  {attempts:>wa$}  {start:>ws$}  {end:>we$}  {took:>wt$}  {error}",
                 padded(id, w),
                 t.state,
-                t.attempts,
-                ms(t.start),
-                ms(t.end),
-                ms(t.duration()),
             )?;
         }
         let path: Vec<Cow<'_, str>> = self
@@ -656,6 +673,50 @@ mod tests {
         assert_eq!((y.start, y.end), (ms(3), ms(5)));
         let z = report.task("z").unwrap();
         assert_eq!((z.attempts, z.start, z.end), (1, None, None));
+    }
+
+    /// A run of three hours: its end and duration take 12 characters,
+    /// more than the 10 the time columns had. Every row's numbers must
+    /// still end where their headers end.
+    #[test]
+    fn time_columns_are_as_wide_as_the_longest_time() {
+        use super::super::core::Effects;
+        use super::super::{SchedulerConfig, Task};
+
+        let mut core = Core::<u32>::new(&SchedulerConfig::new());
+        let mut tasks = vec![
+            Task::sync("short", |_| Ok(1)),
+            Task::sync("three-hours", |_| Ok(2)),
+        ];
+        let _ = core.add(&mut tasks, false).unwrap();
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let mut begun = Vec::new();
+        assert!(core.next_attempts(t0, 0, &mut begun));
+        let (short, long) = (begun.remove(0), begun.remove(0));
+        let mut fx = Effects::default();
+        let ran = |out| Ok(Some(Arc::new(out)));
+        core.attempt_ran(short.node, short.body, (at(0), at(1)), ran(1), &mut fx);
+        let hours = (at(1), at(3 * 3_600_000 + 1));
+        core.attempt_ran(long.node, long.body, hours, ran(2), &mut fx);
+        let table = Report::new(&core, t0, SystemTime::now()).to_string();
+        assert!(table.contains(" 10800001.000  10800000.000 "), "{table}");
+        let lines: Vec<&str> = table.lines().collect();
+        let header = lines[0];
+        let ends: Vec<usize> = ["attempts", "start ms", "end ms", "took ms"]
+            .iter()
+            .map(|h| header.find(h).unwrap() + h.len())
+            .collect();
+        for row in &lines[1..3] {
+            // id, state, then the four numbers: where each ends.
+            let mut row_ends = Vec::new();
+            let mut at = 0;
+            for word in row.split_whitespace() {
+                at = row[at..].find(word).unwrap() + at + word.len();
+                row_ends.push(at);
+            }
+            assert_eq!(row_ends[2..6], ends, "{row:?} under {header:?}\n{table}");
+        }
     }
 
     #[test]
