@@ -9,8 +9,12 @@ static NAMES: Mutex<Vec<Arc<str>>> = Mutex::new(Vec::new());
 
 /// The lane of the calling thread. The graph uses only the executor's public
 /// API, so it identifies workers by OS thread, numbered in the order they
-/// first ran a graph task. After the first call on a thread this is one
-/// thread-local read: it runs once per attempt.
+/// first call this: a runner calls it each time it looks for ready tasks
+/// (before it knows whether it will find one), a hand-off as it starts,
+/// a driver before it takes a retry. So a thread that looked for a task
+/// and found none has a number too, and numbers follow the first look,
+/// not the first task run. After the first call on a thread this is one
+/// thread-local read: it runs once per batch of attempts, not per attempt.
 pub(crate) fn current() -> u32 {
     thread_local! {
         static LANE: u32 = register();

@@ -77,10 +77,12 @@ pub struct Attempt {
     /// of its own, perhaps on other threads, and is drawn with this
     /// thread's attempts throughout, while the thread runs others (on a
     /// second row of the thread where they overlap, see
-    /// [`Report::chrome_trace`]). Threads are
-    /// numbered from 0 in the order they first ran a graph task in this
-    /// process (one numbering for all runs, so a run's rows need not
-    /// start at 0).
+    /// [`Report::chrome_trace`]). Threads are numbered from 0 in the order
+    /// they first looked for a graph task to run in this process (a
+    /// runner's thread as it first looks for ready tasks, found or not).
+    /// One numbering for all runs, taken by threads that found nothing
+    /// too, so a run's workers need not be numbered from 0, nor
+    /// consecutively.
     pub worker: u32,
     /// That thread's name.
     pub worker_name: Arc<str>,
