@@ -120,7 +120,7 @@ impl Wake for ThreadWaker {
 /// Polls `future` whenever woken, sleeping in between; the sleep lasts no
 /// longer than the nearest timer of the executor, or of this call's own
 /// queue of last resort ([`fallback_timers`]), which it then fires.
-fn run_parked<F: Future>(future: F, shared: &Shared) -> F::Output {
+pub(crate) fn run_parked<F: Future>(future: F, shared: &Shared) -> F::Output {
     // A parker per call: a nested `block_on` must not consume the outer
     // one's wake-ups.
     let parker = Parker::new();

@@ -333,10 +333,11 @@ impl SimpleScheduler {
     }
 
     /// Becomes the owner, waiting for the current one to release.
-    fn acquire(&self) -> Ownership<'_> {
+    fn acquire(&self) -> (Ownership<'_>, bool) {
         let me = thread::current().id();
         let mut state = lock(&self.state);
-        if state.owner != Some(me) {
+        let nested = state.owner == Some(me);
+        if !nested {
             state.claims += 1;
             // An idle owner lends ownership to a claim (`lend_ownership`).
             self.changed.notify_all();
@@ -347,7 +348,7 @@ impl SimpleScheduler {
             state.owner = Some(me);
         }
         state.depth += 1;
-        Ownership(self)
+        (Ownership(self), nested)
     }
 
     /// `block_on` under the simple scheduler (see the module docs).
@@ -358,7 +359,7 @@ impl SimpleScheduler {
     ) -> F::Output {
         // Spawns from this thread come here, even on the worker thread.
         let _executor = context::enter_executor(shared.clone());
-        let _owner = self.acquire();
+        let (owner, nested) = self.acquire();
         let signal = Arc::new(RootSignal {
             woken: AtomicBool::new(true),
             scheduler: self.clone(),
@@ -374,29 +375,43 @@ impl SimpleScheduler {
                 }
                 continue;
             }
-            match self.next_for_owner(&signal, shared) {
-                Some(task) => {
+            match self.next_for_owner(&signal, shared, nested) {
+                Next::Task(task) => {
                     run(shared, task);
                     shared.fire_due_timers();
                 }
-                None => continue,
+                Next::Woken => continue,
+                Next::ShutDown => {
+                    // Not a task's `block_on`: finish the root as a plain
+                    // thread's `block_on` does (work-stealing `run_parked`).
+                    drop(owner);
+                    return crate::block_on::run_parked(root.as_mut(), shared);
+                }
             }
         }
     }
 
-    /// A ready task for the owner, or `None` once its root was woken.
-    fn next_for_owner(&self, signal: &RootSignal, shared: &Shared) -> Option<Runnable> {
+    /// What the owner does next: run a ready task, poll its root (woken),
+    /// or, once the executor has shut down, finish its root elsewhere. Only
+    /// a `block_on` called from a task (`nested`: its thread already owned
+    /// the scheduler) panics then, as the crate docs say; a plain thread's,
+    /// a blocking job's say, goes on, and the executor's drop waits for
+    /// that job.
+    fn next_for_owner(&self, signal: &RootSignal, shared: &Shared, nested: bool) -> Next {
         let mut state = lock(&self.state);
         loop {
             // After shutdown the ready tasks wait to be dropped, unrun.
             if !state.shutdown {
                 if let Some(task) = state.pop() {
-                    return Some(task);
+                    return Next::Task(task);
                 }
             }
             // Acquire: see `block_on`.
             if signal.woken.load(Acquire) {
-                return None;
+                return Next::Woken;
+            }
+            if state.shutdown && !nested {
+                return Next::ShutDown;
             }
             if state.shutdown {
                 panic!("fastexec: the executor shut down while a task was blocked in block_on");
@@ -449,6 +464,17 @@ impl SimpleScheduler {
             }
         }
     }
+}
+
+/// What [`SimpleScheduler::next_for_owner`] tells the owner to do.
+enum Next {
+    /// Run this task.
+    Task(Runnable),
+    /// Poll the root: it was woken.
+    Woken,
+    /// The executor has shut down: no task runs any more, and the root
+    /// finishes as a `block_on` on a thread of its own does.
+    ShutDown,
 }
 
 /// Releases one level of ownership when dropped (also on a panic).
