@@ -138,7 +138,8 @@ impl Builder {
     }
 
     /// Runs `hook` on every worker thread when it starts, before it runs
-    /// any task.
+    /// any task. A panic in it is caught (the panic hook reports it), and
+    /// the worker goes on.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -162,7 +163,8 @@ impl Builder {
     }
 
     /// Runs `hook` on every worker thread when it stops, after it dropped
-    /// its leftover tasks.
+    /// its leftover tasks. A panic in it is caught (the panic hook reports
+    /// it).
     pub fn on_thread_stop(mut self, hook: impl Fn() + Send + Sync + 'static) -> Builder {
         self.ext.hooks.thread_stop = Some(Arc::new(hook));
         self

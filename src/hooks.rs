@@ -15,7 +15,8 @@
 //! runs exactly once per task, if the task is not leaked.
 //!
 //! Hooks run inline on executor threads: keep them short, and do not panic
-//! in them.
+//! in them. (A panic in a thread hook or a finish hook is caught, and the
+//! panic hook reports it: the worker, or the task's drop, goes on.)
 
 use std::fmt;
 use std::num::NonZeroU64;
@@ -94,15 +95,19 @@ impl Hooks {
         self.task_spawn.is_some() || self.task_finish.is_some()
     }
 
+    /// Runs the start hook, catching a panic: the panic hook has reported
+    /// it, and the worker goes on. (A worker that died here would still be
+    /// counted as awake, and the tasks queued for it would wait for ever.)
     pub(crate) fn thread_started(&self) {
         if let Some(hook) = &self.thread_start {
-            hook();
+            run_caught(&**hook);
         }
     }
 
+    /// Runs the stop hook, catching a panic as [`thread_started`](Self::thread_started) does.
     pub(crate) fn thread_stopping(&self) {
         if let Some(hook) = &self.thread_stop {
-            hook();
+            run_caught(&**hook);
         }
     }
 
@@ -133,5 +138,13 @@ pub(crate) struct FinishGuard {
 impl Drop for FinishGuard {
     fn drop(&mut self) {
         (self.hook)(&self.meta);
+    }
+}
+
+/// Calls a thread hook; a panic from it (or from its payload's drop) stops
+/// there.
+fn run_caught(hook: &(dyn Fn() + Send + Sync)) {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(hook)) {
+        crate::task::drop_panic(payload);
     }
 }
