@@ -296,8 +296,11 @@ pub struct Metrics {
     /// Tasks spawned onto the executor (every spawn path, including
     /// [`task::Builder`](crate::task::Builder); not `spawn_blocking`).
     pub spawned: u64,
-    /// Polls of tasks (a task that yields 10 times is polled 11 times).
-    /// `block_on`'s own future is not counted.
+    /// Runs of tasks: each poll of a task's future (a task that yields 10
+    /// times is polled 11 times), and the one run that drops the future of
+    /// a task aborted or cancelled while it waited (async-task queues it
+    /// once more for that, and the executor cannot tell the two apart
+    /// before the run). `block_on`'s own future is not counted.
     pub polls: u64,
     /// Tasks moved from one worker's ring to another's by stealing (0
     /// under the simple scheduler).
@@ -324,7 +327,9 @@ pub struct Metrics {
     pub simple_ready_depth: usize,
     /// Ready-to-running latencies, if
     /// [`Builder::latency_histogram`](crate::Builder::latency_histogram) was
-    /// turned on.
+    /// turned on: one per poll of a future, so once the executor is idle
+    /// their total is `polls` less the runs that only dropped an aborted
+    /// or cancelled task's future.
     pub latency: Option<LatencyHistogram>,
 }
 
