@@ -1046,9 +1046,15 @@ impl Builder {
     ///
     /// An [`io::ErrorKind::InvalidInput`] error if the
     /// [`thread_name`](Builder::thread_name) prefix holds a NUL, which no
-    /// thread's name can; the operating system's error if it refuses to
-    /// start a thread (the threads already started are stopped and joined).
-    pub fn build(self) -> io::Result<Executor> {
+    /// thread's name can, or if the simple scheduler, given no
+    /// [`seed`](Builder::seed), finds `FASTEXEC_SEED` set to something
+    /// other than a `u64` (the error wraps the [`EnvError`]); the
+    /// operating system's error if it refuses to start a thread (the
+    /// threads already started are stopped and joined).
+    pub fn build(mut self) -> io::Result<Executor> {
+        self.ext
+            .seed_from_env_if_unset()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         if self.thread_name.contains('\0') {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,

@@ -26,6 +26,19 @@ impl ExtConfig {
     pub(crate) fn forced_workers(&self) -> Option<usize> {
         (self.scheduler == Scheduler::Simple).then_some(1)
     }
+
+    /// Gives the simple scheduler `FASTEXEC_SEED` as its seed if the
+    /// builder set none, so that the seed a run printed replays it however
+    /// the executor was built. (A value that is not Unicode comes with its
+    /// bad bytes replaced, and fails to parse, as in `Builder::from_env`.)
+    pub(crate) fn seed_from_env_if_unset(&mut self) -> Result<(), crate::EnvError> {
+        if self.scheduler == Scheduler::Simple && self.seed.is_none() {
+            let lookup =
+                |name: &str| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
+            self.seed = simple::seed_from_lookup(&lookup)?;
+        }
+        Ok(())
+    }
 }
 
 /// One executor's optional machinery.
@@ -211,9 +224,9 @@ impl Builder {
         self
     }
 
-    /// The simple scheduler's seed. Without one, a seed is drawn at
-    /// [`build`](Builder::build) and printed once to stderr. Ignored by the
-    /// work-stealing scheduler.
+    /// The simple scheduler's seed. Without one, [`build`](Builder::build)
+    /// takes `FASTEXEC_SEED` if it is set, and otherwise draws a seed and
+    /// prints it once to stderr. Ignored by the work-stealing scheduler.
     pub fn seed(mut self, seed: u64) -> Builder {
         self.ext.seed = Some(seed);
         self

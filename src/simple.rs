@@ -94,8 +94,9 @@ pub const SEED_ENV: &str = "FASTEXEC_SEED";
 ///
 /// One thread at a time runs tasks, picking each next task at random among
 /// the ready tasks of the highest priority, with a generator seeded by
-/// [`Builder::seed`](crate::Builder::seed) or `FASTEXEC_SEED` (a `u64`).
-/// Without a seed, one is drawn at build time, kept in
+/// [`Builder::seed`](crate::Builder::seed) or else `FASTEXEC_SEED` (a
+/// `u64`, read at build time however the executor is built). Without a
+/// seed, one is drawn at build time, kept in
 /// [`Executor::seed`](crate::Executor::seed), and **printed once to stderr**
 /// (`fastexec: simple scheduler seed N (set FASTEXEC_SEED=N to replay this
 /// run)`), so a failing run can be re-run with it.
@@ -150,15 +151,21 @@ pub(crate) fn from_lookup(
         Some(value) => Scheduler::parse(&value)?,
         None => Scheduler::WorkStealing,
     };
-    let seed = match lookup(SEED_ENV) {
-        Some(value) => Some(value.trim().parse::<u64>().map_err(|_| EnvError {
+    Ok((scheduler, seed_from_lookup(lookup)?))
+}
+
+/// The seed set by `lookup` (an environment reader) in `FASTEXEC_SEED`.
+pub(crate) fn seed_from_lookup(
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<u64>, EnvError> {
+    match lookup(SEED_ENV) {
+        Some(value) => Ok(Some(value.trim().parse::<u64>().map_err(|_| EnvError {
             variable: SEED_ENV,
             value,
             expected: "a whole number from 0 to 18446744073709551615",
-        })?),
-        None => None,
-    };
-    Ok((scheduler, seed))
+        })?)),
+        None => Ok(None),
+    }
 }
 
 /// A seed for a run that was not given one: different on every call.
