@@ -28,7 +28,7 @@ use std::time::Instant;
 use crate::context;
 use crate::executor::Shared;
 use crate::park::{Parker, Unparker};
-use crate::sync::{thread_local, AtomicBool, Ordering::*};
+use crate::sync::{thread_local, AtomicBool, Mutex, Ordering::*};
 use crate::task_group::{GroupInner, Membership, MembershipArc};
 use crate::time::queue::TimerQueue;
 use crate::worker::Worker;
@@ -118,7 +118,7 @@ impl Wake for ThreadWaker {
 }
 
 /// Polls `future` whenever woken, sleeping in between; the sleep lasts no
-/// longer than the nearest timer of the executor, or of this call's own
+/// longer than the nearest timer of the executor, or of this thread's
 /// queue of last resort ([`fallback_timers`]), which it then fires.
 pub(crate) fn run_parked<F: Future>(future: F, shared: &Shared) -> F::Output {
     // A parker per call: a nested `block_on` must not consume the outer
@@ -154,57 +154,89 @@ fn earlier(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     }
 }
 
+/// This thread's `run_parked` calls and its timer queue of last resort.
+#[derive(Default)]
+struct Fallback {
+    /// The unparkers of the `run_parked` calls under way on this thread,
+    /// innermost last.
+    calls: Vec<Unparker>,
+    /// The queue, made on first use, and the innermost call's unparker,
+    /// which the queue's hook wakes (an insert from another thread, of a
+    /// sleep polled here and then moved, must shorten its park).
+    queue: Option<(Arc<TimerQueue>, Arc<Mutex<Unparker>>)>,
+}
+
 thread_local! {
-    /// One entry per `run_parked` call under way on this thread, innermost
-    /// last: its unparker, and its timer queue of last resort once made.
-    static FALLBACKS: RefCell<Vec<(Unparker, Option<Arc<TimerQueue>>)>> =
-        const { RefCell::new(Vec::new()) };
+    static FALLBACK: RefCell<Fallback> = RefCell::new(Fallback::default());
 }
 
 /// A queue for a timer that has nowhere else to go, if the calling thread
-/// is inside a `block_on` that sleeps on a parker: that call's own, made on
-/// first use, which it fires as it fires its executor's.
+/// is inside a `block_on` that sleeps on a parker: the thread's own, made
+/// on first use, which the innermost such call fires as it fires its
+/// executor's. One per thread, not per call: a nested call (a sleep's
+/// owner awaiting it in a `block_on` of its own, say) must fire the
+/// timers an outer call put there, since the outer call cannot run until
+/// it returns.
 ///
 /// A timer goes there when the executor it is polled under has shut down
 /// and closed its queue: a `block_on(sleep(..))` in a blocking job of an
 /// executor being dropped, whose drop waits for that job. Anywhere else
 /// (`None`) it can only ask to be polled again.
 pub(crate) fn fallback_timers() -> Option<Arc<TimerQueue>> {
-    FALLBACKS.with(|stack| {
-        let mut stack = stack.borrow_mut();
-        let (unparker, queue) = stack.last_mut()?;
-        let queue = queue.get_or_insert_with(|| {
-            // An insert from another thread (a sleep polled here, then
-            // moved) must shorten this call's park.
-            let unparker = unparker.clone();
-            Arc::new(TimerQueue::new(Box::new(move || unparker.unpark())))
+    FALLBACK.with(|fallback| {
+        let mut fallback = fallback.borrow_mut();
+        let innermost = fallback.calls.last()?.clone();
+        let (queue, _) = fallback.queue.get_or_insert_with(|| {
+            let innermost = Arc::new(Mutex::new(innermost));
+            let woken = Arc::clone(&innermost);
+            let hook = move || woken.lock().unwrap_or_else(|e| e.into_inner()).unpark();
+            (Arc::new(TimerQueue::new(Box::new(hook))), innermost)
         });
         Some(Arc::clone(queue))
     })
 }
 
-/// A `run_parked` call's entry in [`FALLBACKS`], removed when the call
-/// returns or unwinds. Its queue, if one was made, is closed then: the
-/// timers still in it are woken and register again, on their next poll,
-/// wherever they are polled then (as when an executor shuts down).
+/// A `run_parked` call's entry in [`FALLBACK`], removed when the call
+/// returns or unwinds. When the outermost call ends, the thread's queue,
+/// if one was made, is closed: the timers still in it are woken and
+/// register again, on their next poll, wherever they are polled then (as
+/// when an executor shuts down).
 struct FallbackScope;
 
 impl FallbackScope {
     fn enter(unparker: Unparker) -> Self {
-        FALLBACKS.with(|stack| stack.borrow_mut().push((unparker, None)));
+        FALLBACK.with(|fallback| {
+            let mut fallback = fallback.borrow_mut();
+            if let Some((_, innermost)) = &fallback.queue {
+                *innermost.lock().unwrap_or_else(|e| e.into_inner()) = unparker.clone();
+            }
+            fallback.calls.push(unparker);
+        });
         FallbackScope
     }
 
-    /// This call's queue, if a timer made it.
+    /// The thread's queue, if a timer made it.
     fn queue() -> Option<Arc<TimerQueue>> {
-        FALLBACKS.with(|stack| stack.borrow().last().and_then(|(_, queue)| queue.clone()))
+        FALLBACK.with(|fallback| fallback.borrow().queue.as_ref().map(|(q, _)| Arc::clone(q)))
     }
 }
 
 impl Drop for FallbackScope {
     fn drop(&mut self) {
-        let entry = FALLBACKS.with(|stack| stack.borrow_mut().pop());
-        if let Some((_, Some(queue))) = entry {
+        let closed = FALLBACK.with(|fallback| {
+            let mut fallback = fallback.borrow_mut();
+            fallback.calls.pop();
+            match (fallback.calls.last(), &fallback.queue) {
+                (Some(outer), Some((_, innermost))) => {
+                    *innermost.lock().unwrap_or_else(|e| e.into_inner()) = outer.clone();
+                    None
+                }
+                (Some(_), None) => None,
+                (None, _) => fallback.queue.take(),
+            }
+        });
+        // Outside the borrow: closing wakes the timers' wakers.
+        if let Some((queue, _)) = closed {
             queue.close();
         }
     }

@@ -18,7 +18,7 @@
 //!   by up to that many polls (the public docs in `time/mod.rs` say so);
 //! * a **`block_on` on a non-worker thread**, which sleeps no longer than
 //!   the nearest deadline and fires what is due when it wakes; it also
-//!   keeps a queue of its own for timers whose executor has shut down
+//!   keeps a queue per thread for timers whose executor has shut down
 //!   (`block_on::fallback_timers`).
 
 use std::sync::Arc;
