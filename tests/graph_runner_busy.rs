@@ -22,6 +22,9 @@ const GUARD: Duration = Duration::from_secs(20);
 /// `long` can only return `Ok` if `after` got a runner of its own.
 #[test]
 fn a_task_made_ready_while_the_only_runner_is_busy_gets_a_runner() {
+    if !support::has_two_cores() {
+        return;
+    }
     let report = within(60, || {
         let ex = executor(2);
         let (early_polled, long_started) = (Gate::new(), Gate::new());

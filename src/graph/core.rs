@@ -313,8 +313,9 @@ pub(crate) struct Effects<T> {
     /// How many runners to spawn (already counted in `Core::runners`).
     pub(crate) runners: u32,
     /// Set by a runner for the transitions it makes at the lock (recording
-    /// its batch), after which it takes ready nodes itself: one fewer to
-    /// ask a runner for (see [`Core::wake_runners`]).
+    /// its batch) when it takes ready nodes itself right after: one fewer
+    /// to ask a runner for (see [`Core::wake_runners`]). Not when it goes
+    /// on with attempts of its batch first, which may take any time.
     pub(crate) runner_here: bool,
     /// Nodes whose attempt failed at this instant, due for a retry after
     /// this wait from then.

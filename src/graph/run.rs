@@ -763,8 +763,11 @@ async fn run_ready<T: Send + Sync + 'static>(mut runner: Member<T>) {
     let mut batch = Batch::new(shared, Vec::with_capacity(MAX_BATCH));
     let mut budget = RUNNER_BUDGET;
     loop {
+        // A runner takes ready nodes after this record only if it has no
+        // attempts of its batch left to poll (after a failure stopped it)
+        // and has not used up its budget (then it yields first).
         let mut fx = Effects {
-            runner_here: true,
+            runner_here: batch.begun.is_empty() && budget > 0,
             ..Effects::default()
         };
         let (now, more) = {

@@ -632,3 +632,14 @@ pub fn panicking_waker(message: &'static str) -> (Arc<AtomicUsize>, std::task::W
     });
     (woken, waker)
 }
+
+/// Whether the machine runs two threads at once: a graph run asks for at
+/// most as many runners as that (and as the executor's workers), so tests
+/// that need a second runner skip (saying so) on one core.
+pub fn has_two_cores() -> bool {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 {
+        eprintln!("skipped: needs two cores for two graph runners, found {cores}");
+    }
+    cores >= 2
+}
