@@ -60,7 +60,8 @@
 //!
 //! Written out in [`Worker::next_task`]: every [`GLOBAL_INTERVAL`] ticks a
 //! batch of outside work joins the back of the ring (overflow batches,
-//! else half the outside poster's ring, then a share of the injector; and
+//! else half the outside poster's ring, then, once the overflow queue is
+//! empty, a share of the injector; and
 //! due timers fire, and a worker that only requeues self-waking tasks
 //! offers its core, below), so work posted from outside starts even while
 //! local tasks keep waking each other; then the LIFO slot, the local ring,
@@ -415,20 +416,28 @@ impl Worker {
     fn move_injected_to_ring(&self) {
         // Up to half a ring, as from the injector below.
         let mut moved = 0;
+        let mut overflow_drained = false;
         while moved < CAPACITY / 2 && self.local.remaining() >= OVERFLOW_BATCH {
             let Some(batch) = self.shared.pop_overflow() else {
+                overflow_drained = true;
                 break;
             };
             moved += batch.len();
             self.local.push_many(batch, &*self.shared);
         }
+        // Batches left in the overflow queue may hold tasks older than any
+        // in the injector (a ring's overflow sends injected tasks there
+        // too): the injector waits until they are in the ring.
+        if !overflow_drained {
+            return;
+        }
         if moved == 0 {
             self.shared.take_posted(&self.local);
         }
-        // The injector gets its share at every tick whatever else came in:
-        // its tasks are other threads' than the poster's, in no order with
-        // them (see `pull_injected_batch`), and would otherwise wait for
-        // as long as the poster keeps its ring filled.
+        // Otherwise the injector gets its share at every tick, whatever
+        // else came in: its tasks are other threads' than the poster's, in
+        // no order with them (see `pull_injected_batch`), and would wait
+        // for as long as the poster keeps its ring filled.
         self.move_injected_to_ring_at_most(self.fair_share());
     }
 
