@@ -59,6 +59,7 @@
 //! executor current on the dropping thread, outside the lock, since
 //! dropping a future may wake others.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
@@ -70,6 +71,7 @@ use std::time::Instant;
 use crate::context;
 use crate::executor::{EnvError, Shared};
 use crate::park::wait_timeout;
+use crate::sync::thread_local;
 use crate::sync::{lock, AtomicBool, Condvar, Mutex, MutexGuard, Ordering::*};
 use crate::task::Runnable;
 use crate::Priority;
@@ -340,11 +342,10 @@ impl SimpleScheduler {
     }
 
     /// Becomes the owner, waiting for the current one to release.
-    fn acquire(&self) -> (Ownership<'_>, bool) {
+    fn acquire(&self) -> Ownership<'_> {
         let me = thread::current().id();
         let mut state = lock(&self.state);
-        let nested = state.owner == Some(me);
-        if !nested {
+        if state.owner != Some(me) {
             state.claims += 1;
             // An idle owner lends ownership to a claim (`lend_ownership`).
             self.changed.notify_all();
@@ -355,7 +356,7 @@ impl SimpleScheduler {
             state.owner = Some(me);
         }
         state.depth += 1;
-        (Ownership(self), nested)
+        Ownership(self)
     }
 
     /// `block_on` under the simple scheduler (see the module docs).
@@ -366,7 +367,8 @@ impl SimpleScheduler {
     ) -> F::Output {
         // Spawns from this thread come here, even on the worker thread.
         let _executor = context::enter_executor(shared.clone());
-        let (owner, nested) = self.acquire();
+        let owner = self.acquire();
+        let in_task = RUNNING_TASKS.with(|n| n.get() > 0);
         let signal = Arc::new(RootSignal {
             woken: AtomicBool::new(true),
             scheduler: self.clone(),
@@ -382,7 +384,7 @@ impl SimpleScheduler {
                 }
                 continue;
             }
-            match self.next_for_owner(&signal, shared, nested) {
+            match self.next_for_owner(&signal, shared, in_task) {
                 Next::Task(task) => {
                     run(shared, task);
                     shared.fire_due_timers();
@@ -400,11 +402,11 @@ impl SimpleScheduler {
 
     /// What the owner does next: run a ready task, poll its root (woken),
     /// or, once the executor has shut down, finish its root elsewhere. Only
-    /// a `block_on` called from a task (`nested`: its thread already owned
-    /// the scheduler) panics then, as the crate docs say; a plain thread's,
-    /// a blocking job's say, goes on, and the executor's drop waits for
-    /// that job.
-    fn next_for_owner(&self, signal: &RootSignal, shared: &Shared, nested: bool) -> Next {
+    /// a `block_on` called from a task (`in_task`: under a [`run`] on this
+    /// thread) panics then, as the crate docs say; any other (a blocking
+    /// job's, or one nested in such a `block_on`'s root) goes on, and the
+    /// executor's drop waits for that job.
+    fn next_for_owner(&self, signal: &RootSignal, shared: &Shared, in_task: bool) -> Next {
         let mut state = lock(&self.state);
         loop {
             // After shutdown the ready tasks wait to be dropped, unrun.
@@ -417,7 +419,7 @@ impl SimpleScheduler {
             if signal.woken.load(Acquire) {
                 return Next::Woken;
             }
-            if state.shutdown && !nested {
+            if state.shutdown && !in_task {
                 return Next::ShutDown;
             }
             if state.shutdown {
@@ -499,14 +501,23 @@ impl Drop for Ownership<'_> {
     }
 }
 
+thread_local! {
+    /// How many [`run`]s are under way on this thread (a task's poll may
+    /// call `block_on`, which runs tasks too): whether a `block_on` here
+    /// was called from a task.
+    static RUNNING_TASKS: Cell<u32> = const { Cell::new(0) };
+}
+
 /// Runs one task on this thread, as a worker would.
 fn run(shared: &Shared, task: Runnable) {
     shared.ext.counters.external.0.count_poll();
+    RUNNING_TASKS.with(|n| n.set(n.get() + 1));
     // The task's own panics are caught inside its future; this only
     // catches a panic from a destructor that runs after completion.
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| task.run())) {
         crate::task::drop_panic(panic);
     }
+    RUNNING_TASKS.with(|n| n.set(n.get() - 1));
     if let Err(panic) = catch_unwind(context::release_finished) {
         crate::task::drop_panic(panic);
     }
