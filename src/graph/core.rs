@@ -1245,9 +1245,9 @@ impl<T> Core<T> {
     /// cancel) and `ran` is false; a task whose first attempt it was has
     /// no start and no end, as a task that never started. Nothing to do if
     /// the record was settled already. (An attempt that no runner holds,
-    /// one gone asynchronous after its runner said when it called the body,
-    /// or a retry, whose driver calls the body as it takes it, is never
-    /// reported: its record stays as the cancel closed it.)
+    /// or one gone asynchronous after its runner said when it called the
+    /// body, is never reported: its record stays as the cancel closed it.
+    /// A retry's driver reports when it called the body, as a runner does.)
     #[cold]
     pub(crate) fn cancelled_attempt_reported(
         &mut self,

@@ -92,6 +92,9 @@ pub struct Attempt {
     /// attempt cancelled before its body was called, or called only after
     /// the cancel (its outcome is then [`AttemptOutcome::Cancelled`]): it
     /// starts and ends at the cancel, claims no time and is in no trace.
+    /// "Called" is the runner's clock reading just before the call: a
+    /// cancel within those few instructions of it may count a call as
+    /// before the cancel.
     pub ran: bool,
 }
 

@@ -853,10 +853,11 @@ fn poll_batch<T: Send + Sync + 'static>(
             outputs,
         } = start;
         batch.inputs.refill(i, attempt, outputs);
+        let mut began = now;
         match begin(
             &*body,
             &mut batch.inputs,
-            (now, timeout),
+            (&mut began, timeout),
             &mut batch.slot,
             cx,
         ) {
@@ -866,7 +867,7 @@ fn poll_batch<T: Send + Sync + 'static>(
                     node: i,
                     body,
                     result: result.map(|out| shared.share(out)).map_err(Box::new),
-                    began: now,
+                    began,
                     ended: None,
                 });
                 if failed {
@@ -877,7 +878,7 @@ fn poll_batch<T: Send + Sync + 'static>(
                 }
             }
             Begun::Pending(attempt) => {
-                shared.drive_apart(i, Resume::Attempt(attempt), Some((now, body)));
+                shared.drive_apart(i, Resume::Attempt(attempt), Some((began, body)));
             }
         }
     }
@@ -964,21 +965,27 @@ fn keep_late<T>(core: &mut Core<T>, batch: &mut Batch<T>) {
 /// polls it once with `cx` (see [`TaskBody`]). Gives the result if the
 /// attempt is over (done, or it panicked), or the attempt to poll again.
 /// The caller keeps the body, to give back (see [`AttemptStart`]).
+///
+/// `began` is the caller's clock reading, a few instructions before the
+/// call; if a span is made first, which can take any time (a subscriber's
+/// code, and the run's lock for the task's id), it is read again after
+/// it. So it says when the body was called: an attempt whose task was
+/// cancelled before then did not run (`Core::cancelled_attempt_reported`).
 #[inline(always)]
 fn begin<T: Send + Sync + 'static>(
     body: &dyn TaskBody<T>,
     inputs: &mut Inputs<T>,
-    limit: (Instant, Option<Duration>),
+    (began, timeout): (&mut Instant, Option<Duration>),
     slot: &mut Option<BodyFuture<T>>,
     cx: &mut Context<'_>,
 ) -> Begun<T> {
     // With no subscriber that could want a debug span (one relaxed load),
     // no span is made, kept or dropped: the plain path holds none at all.
     if tracing::level_enabled!(tracing::Level::DEBUG) {
-        return begin_in_span(body, inputs, limit, slot, cx);
+        return begin_in_span(body, inputs, (began, timeout), slot, cx);
     }
     let called = panic::catch_unwind(AssertUnwindSafe(|| body.call(inputs, slot, cx)));
-    outcome(called, body, slot, limit, None)
+    outcome(called, body, slot, (*began, timeout), None)
 }
 
 /// [`begin`] when a subscriber may want the attempt's `tracing` span: the
@@ -988,12 +995,14 @@ fn begin<T: Send + Sync + 'static>(
 fn begin_in_span<T: Send + Sync + 'static>(
     body: &dyn TaskBody<T>,
     inputs: &mut Inputs<T>,
-    limit: (Instant, Option<Duration>),
+    (began, timeout): (&mut Instant, Option<Duration>),
     slot: &mut Option<BodyFuture<T>>,
     cx: &mut Context<'_>,
 ) -> Begun<T> {
     let span = tracing::debug_span!("graph_task", id = %inputs.task_id(), attempt = inputs.attempt);
     let span = Some(span).filter(|s| !s.is_disabled()).map(Box::new);
+    *began = Instant::now();
+    let limit = (*began, timeout);
     let mut call = || panic::catch_unwind(AssertUnwindSafe(|| body.call(inputs, slot, cx)));
     let called = match span.as_deref() {
         Some(span) => span.in_scope(call),
@@ -1126,11 +1135,13 @@ async fn drive_node<T: Send + Sync + 'static>(
                 }));
                 inputs.refill(i, start.attempt, start.outputs);
                 let body = start.body;
-                let limit = (now, start.timeout);
+                let mut began = now;
+                let limit = (&mut began, start.timeout);
                 let begun = in_context(|cx| begin(&*body, &mut inputs, limit, &mut None, cx)).await;
                 // Given back before the attempt can end (see
-                // `Shared::drive_apart`).
-                shared.give_back(i, body, None);
+                // `Shared::drive_apart`), with when its body was called: a
+                // retry cancelled before that did not run.
+                shared.give_back(i, body, Some(began));
                 let result = match begun {
                     Begun::Over(result) => result,
                     Begun::Pending(attempt) => attempt.await,
