@@ -253,6 +253,11 @@ impl Shared {
         self.posting.stealer().steal_batch_into(local)
     }
 
+    /// Whether the overflow queue holds a batch (a racy hint).
+    pub(crate) fn has_overflow(&self) -> bool {
+        !self.overflow.is_empty()
+    }
+
     /// The oldest batch that overflowed from a full ring (never empty).
     pub(crate) fn pop_overflow(&self) -> Option<Vec<Runnable>> {
         pop_unless_empty(&self.overflow)

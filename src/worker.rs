@@ -427,8 +427,10 @@ impl Worker {
         }
         // Batches left in the overflow queue may hold tasks older than any
         // in the injector (a ring's overflow sends injected tasks there
-        // too): the injector waits until they are in the ring.
-        if !overflow_drained {
+        // too): the injector waits until they are in the ring. (Asked of
+        // the queue, not of the loop, which does not run at all when the
+        // ring has no room for a batch.)
+        if !overflow_drained && self.shared.has_overflow() {
             return;
         }
         if moved == 0 {
