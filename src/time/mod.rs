@@ -195,7 +195,7 @@ impl Sleep {
             deadline,
             timer: Timer {
                 queue: Some(queue),
-                key: None,
+                ..Timer::default()
             },
         }
     }
@@ -222,6 +222,8 @@ struct Timer {
     queue: Option<Arc<TimerQueue>>,
     /// The pending entry, if any.
     key: Option<TimerKey>,
+    /// `queue` is a thread's queue of last resort (`block_on::fallback_timers`).
+    last_resort: bool,
 }
 
 impl Timer {
@@ -232,6 +234,9 @@ impl Timer {
             .key
             .is_some_and(|key| queue.reset_waker(key, cx.waker()));
         if still_pending {
+            if self.last_resort {
+                self.leave_last_resort(deadline, cx);
+            }
             return;
         }
         // First poll, or the entry fired between the caller's clock read
@@ -243,6 +248,7 @@ impl Timer {
             let current = driver::current_queue();
             self.key = current.insert(deadline, cx.waker());
             self.queue = Some(current);
+            self.last_resort = false;
             if self.key.is_none() {
                 // That one is shut down too. In a `block_on` that sleeps
                 // on a parker (a blocking job of that executor, which its
@@ -252,12 +258,32 @@ impl Timer {
                 if let Some(fallback) = crate::block_on::fallback_timers() {
                     self.key = fallback.insert(deadline, cx.waker());
                     self.queue = Some(fallback);
+                    self.last_resort = true;
                 }
             }
             if self.key.is_none() {
                 cx.waker().wake_by_ref();
             }
         }
+    }
+
+    /// Moves a timer pending in a thread's queue of last resort to the
+    /// queue of the executor it is polled under, if that one takes it:
+    /// only a `block_on` that sleeps on a parker fires the last resort, and
+    /// another executor's `block_on` nested in it (the simple scheduler's)
+    /// would wait for the timer for ever. Never starts the global executor.
+    #[cold]
+    fn leave_last_resort(&mut self, deadline: Instant, cx: &Context<'_>) {
+        let current =
+            crate::context::with_executor(|shared, _| shared.map(|s| Arc::clone(s.timers())));
+        let Some(current) = current else { return };
+        let Some(key) = current.insert(deadline, cx.waker()) else {
+            return;
+        };
+        if let (Some(queue), Some(old)) = (self.queue.replace(current), self.key.replace(key)) {
+            queue.cancel(old);
+        }
+        self.last_resort = false;
     }
 
     fn cancel(&mut self) {
