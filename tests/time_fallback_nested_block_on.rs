@@ -1,10 +1,16 @@
 //! A sleep that a `block_on` keeps in its queue of last resort (its
 //! executor shut down), then awaited by a `block_on` nested in that call's
-//! root future: the nested call must fire it, since the outer one cannot
-//! run until the nested one returns. With one queue per call, the nested
-//! call looked only at its own (empty) queue and the closed executor's,
-//! parked with no deadline, and the sleep never fired: the blocking job,
-//! and the executor's drop waiting for it, hung.
+//! root future, which must see it fire although the outer call cannot run
+//! until the nested one returns:
+//! - nested `fastexec::block_on` (a `run_parked` too) fires the thread's
+//!   queue of last resort. With one queue per call, it looked only at its
+//!   own (empty) queue and the closed executor's, and parked for ever;
+//! - nested in another, live executor's `block_on` of the simple scheduler,
+//!   the sleep moves to that executor's queue. It stayed in the last
+//!   resort, which that `block_on` does not fire, and hung.
+//!
+//! Either way the blocking job, and the executor's drop waiting for it,
+//! hung.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -22,10 +28,12 @@ const SLEEP: Duration = Duration::from_millis(300);
 /// First poll: registers the sleep (in the executor's queue) and reports
 /// it. Second poll (the executor's drop woke it as it closed its queue):
 /// polls the sleep again, which now goes to the outer `block_on`'s queue of
-/// last resort, then awaits it in a nested `block_on`.
+/// last resort, then awaits it in a nested `block_on`: `nested`'s, or
+/// `fastexec::block_on`.
 struct Nest {
     sleep: Pin<Box<Sleep>>,
     registered: Option<mpsc::Sender<()>>,
+    nested: Option<fastexec::Executor>,
 }
 
 impl Future for Nest {
@@ -39,21 +47,24 @@ impl Future for Nest {
             return Poll::Pending;
         }
         if self.sleep.as_mut().poll(cx).is_pending() {
-            fastexec::block_on(self.sleep.as_mut());
+            match self.nested.take() {
+                Some(nested) => nested.block_on(self.sleep.as_mut()),
+                None => fastexec::block_on(self.sleep.as_mut()),
+            }
         }
         Poll::Ready(Instant::now() >= self.sleep.deadline())
     }
 }
 
-#[test]
-fn a_sleep_kept_by_an_outer_block_on_fires_in_a_nested_one() {
-    with_timeout(|| {
+fn sleep_fires_in_a_nested_block_on(nested: Option<fastexec::Executor>) {
+    with_timeout(move || {
         let executor = support::executor(1);
         let (registered_tx, registered_rx) = mpsc::channel();
         let job = executor.spawn_blocking(move || {
             fastexec::block_on(Nest {
                 sleep: Box::pin(sleep(SLEEP)),
                 registered: Some(registered_tx),
+                nested,
             })
         });
         registered_rx.recv().unwrap();
@@ -62,4 +73,14 @@ fn a_sleep_kept_by_an_outer_block_on_fires_in_a_nested_one() {
         let slept = futures::executor::block_on(job).unwrap();
         assert!(slept, "the sleep was done before its deadline");
     });
+}
+
+#[test]
+fn a_sleep_kept_by_an_outer_block_on_fires_in_a_nested_one() {
+    sleep_fires_in_a_nested_block_on(None);
+}
+
+#[test]
+fn a_sleep_kept_by_an_outer_block_on_fires_in_a_nested_simple_block_on() {
+    sleep_fires_in_a_nested_block_on(Some(support::simple_executor(7)));
 }
