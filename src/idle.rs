@@ -87,8 +87,9 @@
 //! poll is long. A worker that parks while another is unparked takes the
 //! watch if no one holds it, sleeps for at most the watch interval
 //! (`worker.rs`), gives the watch back when it wakes, and searches, taking
-//! lone tasks too (a task alone in a ring, or one in a worker's LIFO slot). A worker that pushes a lone task skips the wake-up only
-//! if it reads the watch as held; otherwise it notifies as above.
+//! lone tasks too (a task alone in a ring, or one in a worker's LIFO
+//! slot). A worker that pushes a lone task skips the wake-up only if it
+//! reads the watch as held; otherwise it notifies as above.
 //!
 //! Why a lone task that waits behind a long poll is found: its worker
 //! skipped the wake-up because its `SeqCst` load read the watch held, set
@@ -100,11 +101,12 @@
 //! push) unless it has parked since, which it does only with an empty slot
 //! and ring. So while the task waits, whoever parks next takes the watch
 //! again, and every interval some worker looks at every ring and slot; a
-//! push is visible to such a look after finitely many intervals. The push and the load of the
-//! watch are not fenced: a stale read costs at most one more interval, and
-//! the fence was the dearest part of a push. Loom does not model
-//! timeouts; `loom-tests/tests/park.rs` checks the hand-over without them
-//! (a worker that read the watch held keeps a watcher).
+//! push is visible to such a look after finitely many intervals. The push
+//! and the load of the watch are not fenced: a stale read costs at most
+//! one more interval, and the fence was the dearest part of a push. Loom
+//! does not model timeouts; `loom-tests/tests/park.rs` checks the
+//! hand-over without them (a worker that read the watch held keeps a
+//! watcher).
 //!
 //! The [`Parker`](crate::park::Parker) remembers an `unpark` that arrives
 //! before `park`, so a worker picked from the list between its check and its

@@ -124,9 +124,9 @@
 //! Only the watch's search looks at the slots, and taking from one costs
 //! its owner a read-modify-write per task it takes from its own slot (as
 //! a pop from its ring does); a lone worker's slot, which no one watches,
-//! costs none (`queue/slot.rs`). The watcher costs one wake-up per interval while
-//! one worker is busy and another idle; an executor with every worker
-//! asleep has no watcher. `idle.rs` has the argument that nothing is
+//! costs none (`queue/slot.rs`). The watcher costs one wake-up per
+//! interval while one worker is busy and another idle; an executor with
+//! every worker asleep has no watcher. `idle.rs` has the argument that nothing is
 //! stranded.
 //!
 //! # Shutdown
@@ -416,21 +416,18 @@ impl Worker {
     fn move_injected_to_ring(&self) {
         // Up to half a ring, as from the injector below.
         let mut moved = 0;
-        let mut overflow_drained = false;
         while moved < CAPACITY / 2 && self.local.remaining() >= OVERFLOW_BATCH {
             let Some(batch) = self.shared.pop_overflow() else {
-                overflow_drained = true;
                 break;
             };
             moved += batch.len();
             self.local.push_many(batch, &*self.shared);
         }
-        // Batches left in the overflow queue may hold tasks older than any
-        // in the injector (a ring's overflow sends injected tasks there
-        // too): the injector waits until they are in the ring. (Asked of
-        // the queue, not of the loop, which does not run at all when the
-        // ring has no room for a batch.)
-        if !overflow_drained && self.shared.has_overflow() {
+        // Batches left in the overflow queue (the loop stopped at its cap,
+        // or never ran for lack of room) may hold tasks older than any in
+        // the injector (a ring's overflow sends injected tasks there too):
+        // the injector waits until they are in the ring.
+        if self.shared.has_overflow() {
             return;
         }
         if moved == 0 {
