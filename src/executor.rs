@@ -248,7 +248,7 @@ impl Shared {
     }
 
     /// Moves half of the outside poster's ring (rounded up), oldest first,
-    /// to the back of `local`; returns how many.
+    /// to the back of `local`, or as many as fit there; returns how many.
     pub(crate) fn take_posted(&self, local: &Local<Runnable>) -> usize {
         self.posting.stealer().steal_batch_into(local)
     }
@@ -473,6 +473,18 @@ impl Shared {
         };
         match self.injector.push(task) {
             Ok(()) => self.notify_one(),
+            Err(PushError::Closed(task) | PushError::Full(task)) => drop(task),
+        }
+    }
+
+    /// Queues a task that woke itself on a worker whose ring has no room
+    /// for the work waiting elsewhere at the back of the injector (worker.rs,
+    /// "A full ring"): never into the outside poster's ring, whose order
+    /// promise is for tasks its owner posted.
+    pub(crate) fn requeue_outside(&self, task: Runnable) {
+        match self.injector.push(task) {
+            Ok(()) => self.notify_one(),
+            // After shutdown, dropping the task drops its future, as `inject` does.
             Err(PushError::Closed(task) | PushError::Full(task)) => drop(task),
         }
     }

@@ -34,7 +34,9 @@
 //!   behind everything that was waiting; so does a task woken by the running
 //!   task's **completion** (the awaiter of its handle): a task awaiting many
 //!   handles in turn would otherwise run once per completion, only to find
-//!   the next handle not ready.
+//!   the next handle not ready. While the ring has no room for work waiting
+//!   elsewhere, a task that woke itself goes to the injector instead (see
+//!   "A full ring").
 //!
 //! # After a burst
 //!
@@ -59,9 +61,9 @@
 //! # Search order
 //!
 //! Written out in [`Worker::next_task`]: every [`GLOBAL_INTERVAL`] ticks a
-//! batch of outside work joins the back of the ring (overflow batches,
-//! else half the outside poster's ring, then, once the overflow queue is
-//! empty, a share of the injector; and
+//! batch of outside work joins the back of the ring, as much as fits
+//! (overflow batches, else half the outside poster's ring, then, once the
+//! overflow queue is empty, a share of the injector; and
 //! due timers fire, and a worker that only requeues self-waking tasks
 //! offers its core, below), so work posted from outside starts even while
 //! local tasks keep waking each other; then the LIFO slot, the local ring,
@@ -88,6 +90,25 @@
 //! core, if there is one, and returns at once otherwise. At most one system
 //! call per interval, only while the worker does nothing but requeue
 //! self-waking tasks; counted in `Metrics::core_offers`.
+//!
+//! # A full ring
+//!
+//! A task that wakes itself is requeued into the slot its own pop freed,
+//! so a ring filled with such tasks stays full: no push overflows it, and
+//! it never runs empty. The global tick moves work in only where there is
+//! room (an overflow would send older tasks behind newer ones), so tasks
+//! in the overflow queue and outside work would wait until those tasks
+//! stopped waking themselves, and for good if they wait on one of them.
+//! So a global tick that leaves work waiting elsewhere with less than half
+//! a ring of room sets a mark: until the next tick, a task that wakes
+//! itself goes to the back of the injector rather than of the ring. Each
+//! such poll frees a slot, and the next ticks move the waiting work in as
+//! usual, oldest first (the overflow queue, then the outside poster's
+//! ring and the injector, where the requeued tasks wait behind what was
+//! posted before them). Nothing is reordered that the order promises
+//! cover: those are about tasks not yet started, and only started tasks
+//! move. One look at a `Cell` per self-wake; the requeues pay the
+//! injector's lock-free push and wake-up check only while the mark is set.
 //!
 //! # Waking another worker
 //!
@@ -181,6 +202,10 @@ pub(crate) struct Worker {
     /// Set when one of the running task's spawns sent the ring's older half
     /// to the overflow queue (see "After a burst" in the module docs).
     overflowed: Cell<bool>,
+    /// Set by a global tick that left work waiting for room in the ring:
+    /// until the next, tasks that wake themselves go to the injector (see
+    /// "A full ring" in the module docs).
+    spills_self_wakes: Cell<bool>,
     parker: Parker,
     rng: Cell<u32>,
     /// This worker's metrics, on their own cache line (`metrics.rs`).
@@ -206,6 +231,7 @@ impl Worker {
             takes_lone_tasks: Cell::new(false),
             self_wakes: Cell::new(0),
             overflowed: Cell::new(false),
+            spills_self_wakes: Cell::new(false),
             parker,
             // Any odd seed works for xorshift; spread workers apart.
             rng: Cell::new((index as u32).wrapping_mul(0x9E37_79B9) | 1),
@@ -293,6 +319,10 @@ impl Worker {
     pub(crate) fn schedule_woken(&self, task: Runnable, woke_itself: bool) {
         if woke_itself {
             self.self_wakes.set(self.self_wakes.get().wrapping_add(1));
+            if self.spills_self_wakes.get() {
+                self.shared.requeue_outside(task);
+                return;
+            }
         }
         if woke_itself || context::running_task_completed() {
             self.push_new(task);
@@ -349,7 +379,17 @@ impl Worker {
         // tasks that keep waking each other (they requeue behind it), and
         // tasks posted from outside still start in order.
         self.move_injected_to_ring();
+        self.spills_self_wakes.set(self.work_waits_for_room());
         self.offer_core_if_spinning();
+    }
+
+    /// Whether work waits outside the ring (in the overflow queue, the
+    /// outside poster's ring or the injector) while the ring has less room
+    /// than the tick moves in at a time (see "A full ring" in the module
+    /// docs).
+    fn work_waits_for_room(&self) -> bool {
+        self.local.remaining() < CAPACITY / 2
+            && (self.shared.has_overflow() || self.shared.outside_len() > 0)
     }
 
     /// Gives the core to the OS scheduler once (`sched_yield`) if the

@@ -99,7 +99,10 @@ fn outside_tasks_start_among(yielders: usize) {
         injected_first,
         "the injected task waited for {YIELD_CAP} yields"
     );
-    // The poster's ring's task waits too, but it did before ddd24a4 as
-    // well (`take_posted` finds no room for a batch): not asserted here.
-    let _ = posted_first;
+    // It waited too until the tick took from the poster's ring as much as
+    // fits, not half of it or nothing.
+    assert!(
+        posted_first,
+        "the posted task waited for {YIELD_CAP} yields"
+    );
 }

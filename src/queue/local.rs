@@ -483,7 +483,7 @@ impl<T> Steal<T> {
             return None;
         }
         let dst_tail = dst.tail_unsync();
-        let n = self.steal_into_ring(dst, dst_tail);
+        let n = self.steal_into_ring(dst, dst_tail, HALF);
         if n == 0 {
             return None;
         }
@@ -500,17 +500,19 @@ impl<T> Steal<T> {
     }
 
     /// Steals half of the victim's items (rounded up) into the back of
-    /// `dst`, oldest first, and returns how many; none if `dst` has less
-    /// than half a ring of room. Unlike [`steal_into`](Self::steal_into),
+    /// `dst`, oldest first, and returns how many; fewer (the oldest) if
+    /// `dst` has less room than that, none if it has none. Unlike [`steal_into`](Self::steal_into),
     /// which hands back the newest of them to run at once, this keeps the
     /// victim's order: the caller pops them from its own ring (the outside
     /// poster's ring, whose order is a promise; `posting.rs`).
     pub fn steal_batch_into(&self, dst: &Local<T>) -> usize {
-        if dst.remaining() < HALF as usize {
+        // At most `HALF`: the ring holds no more than `CAPACITY` items.
+        let room = dst.remaining().min(HALF as usize) as u32;
+        if room == 0 {
             return 0;
         }
         let dst_tail = dst.tail_unsync();
-        let n = self.steal_into_ring(dst, dst_tail);
+        let n = self.steal_into_ring(dst, dst_tail, room);
         if n > 0 {
             // Release: publishes the copied slots to whoever pops or steals
             // from `dst` (their Acquire loads of `tail`).
@@ -519,9 +521,11 @@ impl<T> Steal<T> {
         n as usize
     }
 
-    /// Claims, copies and releases up to half the victim's items. Returns how
-    /// many were copied into `dst` starting at `dst_tail` (not yet published).
-    fn steal_into_ring(&self, dst: &Local<T>, dst_tail: u32) -> u32 {
+    /// Claims, copies and releases up to half the victim's items, and no
+    /// more than `room`, which `dst` must have free (at most `HALF`).
+    /// Returns how many were copied into `dst` starting at `dst_tail` (not
+    /// yet published).
+    fn steal_into_ring(&self, dst: &Local<T>, dst_tail: u32, room: u32) -> u32 {
         let src = &*self.0;
         if src.solo {
             // Nothing is ever stolen from a solo ring: its owner pops
@@ -539,7 +543,7 @@ impl<T> Steal<T> {
             // the slots below it readable.
             let tail = src.tail.load(Acquire);
             let available = tail.wrapping_sub(real);
-            let n = available - available / 2;
+            let n = (available - available / 2).min(room);
             if n == 0 || available > CAPACITY as u32 {
                 return 0; // empty, or a stale snapshot: try elsewhere
             }
@@ -555,8 +559,8 @@ impl<T> Steal<T> {
             // SAFETY: the CAS claimed `first..first + n`; the owner published
             // them before the `tail` we acquired.
             let item = unsafe { src.take(first.wrapping_add(i)) };
-            // SAFETY: `dst` is the caller's own ring with at least HALF free
-            // slots (checked by `steal_into`), and `n <= HALF`.
+            // SAFETY: `dst` is the caller's own ring with at least `room`
+            // free slots (checked by the callers), and `n <= room`.
             unsafe { dst.inner.put(dst_tail.wrapping_add(i), item) };
         }
         self.release_claim(claimed);

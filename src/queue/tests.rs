@@ -135,14 +135,18 @@ fn steal_batch_into_keeps_the_victims_order() {
     }
     assert_eq!(steal.steal_batch_into(&mine), 3);
     assert_eq!(drain(&mine), vec![0, 1, 2]);
-    // A thief whose own ring has less than half a ring of room takes nothing.
-    let (full, _) = local();
-    for i in 0..CAPACITY - HALF + 1 {
-        full.push_back(Box::new(i), &sink);
+    // A thief with room for fewer than half the victim's items takes the
+    // oldest that fit; with no room, nothing. (`steal_into` needs room for
+    // half a ring.)
+    let (mine, _) = local();
+    for i in 0..CAPACITY - 1 {
+        mine.push_back(Box::new(100 + i), &sink);
     }
-    assert_eq!(steal.steal_batch_into(&full), 0);
-    assert!(steal.steal_into(&full).is_none());
-    assert_eq!(drain(&victim), vec![3, 4, 5]);
+    assert!(steal.steal_into(&mine).is_none());
+    assert_eq!(steal.steal_batch_into(&mine), 1);
+    assert_eq!(steal.steal_batch_into(&mine), 0);
+    assert_eq!(drain(&mine).last(), Some(&3));
+    assert_eq!(drain(&victim), vec![4, 5]);
 }
 
 #[test]
