@@ -551,6 +551,12 @@ impl TaskGroup {
     }
 
     /// How many members (descendants included) are still alive.
+    ///
+    /// A member that completed counts until the thread that ran it has
+    /// stored its output and let go of its place, a moment after its
+    /// handle resolves: read right after awaiting a member's handle, this
+    /// may still count that member. [`wait`](Self::wait) resolves only once
+    /// every place is let go of.
     pub fn active(&self) -> usize {
         self.inner.active()
     }
