@@ -227,8 +227,12 @@ struct Rare {
     handle: Option<JoinHandle<()>>,
     /// When it last became ready, kept once the ready queue is ranked (the
     /// FIFO keeps it in the queue): a task paused while ready resumes with
-    /// the priority it had aged to.
+    /// the priority it had aged to (see `paused_at`).
     ready_since: Option<Instant>,
+    /// When it was paused while ready: resumed, it is ready since
+    /// `ready_since` plus the time it was paused, so that the pause does
+    /// not count as waiting (it neither loses nor gains priority).
+    paused_at: Option<Instant>,
     /// Its pause switch, made when a pause is first requested while it runs
     /// (the body reaches it through `Inputs::checkpoint`).
     control: Option<PauseControl>,
@@ -1664,12 +1668,14 @@ impl<T> Core<T> {
         (fx, own)
     }
 
-    /// Pauses node `i`: a pending or ready task at once; for a running one,
-    /// requests a pause at its next checkpoint and returns its control, on
-    /// which the caller awaits the acknowledgement (outside the lock).
+    /// Pauses node `i` at `now`: a pending or ready task at once; for a
+    /// running one, requests a pause at its next checkpoint and returns its
+    /// control, on which the caller awaits the acknowledgement (outside the
+    /// lock).
     pub(crate) fn pause(
         &mut self,
         i: u32,
+        now: Instant,
         fx: &mut Effects<T>,
     ) -> Result<Option<PauseControl>, GraphError> {
         let state = self.node(i).state;
@@ -1678,6 +1684,7 @@ impl<T> Core<T> {
                 self.rank();
                 if state == TaskState::Ready {
                     self.unready(i, fx);
+                    self.rare_mut(i).paused_at = Some(now);
                 }
                 let node = self.node_mut(i);
                 node.paused_from = PausedFrom::from_state(state);
@@ -1813,7 +1820,13 @@ impl<T> Core<T> {
                 }
                 Some(PausedFrom::Ready) => {
                     node.state = TaskState::Ready;
-                    let since = rare.and_then(|r| r.ready_since).unwrap_or(now);
+                    // The time paused is not time waited.
+                    let since = rare
+                        .and_then(|r| {
+                            let paused = now.saturating_duration_since(r.paused_at?);
+                            r.ready_since?.checked_add(paused)
+                        })
+                        .map_or(now, |since| since.min(now));
                     self.push_ready(i, since);
                     self.wake_runners(&mut fx);
                 }

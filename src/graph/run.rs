@@ -1411,7 +1411,8 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
 
     /// Pauses a task and returns once it is paused. A pending or ready task
     /// pauses at once (a ready one leaves the ready set, keeping the
-    /// priority it had aged to). A running task pauses at its next
+    /// priority it had aged to: the time it is paused does not count as
+    /// waiting). A running task pauses at its next
     /// [`Inputs::checkpoint`]; if none comes within the pause timeout of
     /// the graph's [`SchedulerConfig`], the task is cancelled with
     /// [`CancelReason::PauseTimedOut`] (its dependents with it; the report
@@ -1485,7 +1486,7 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
         let paused = {
             let mut core = self.shared.lock();
             let i = core.lookup(id)?;
-            let control = core.pause(i, &mut fx)?;
+            let control = core.pause(i, Instant::now(), &mut fx)?;
             control.map(|c| (i, c.requests(), c, core.pause_timeout))
         };
         self.shared.apply(fx);

@@ -21,8 +21,9 @@
 //!   anything is inserted. Keep each node's `Demand` and base priority.
 //! * **Became ready** (all deps completed, or resumed from `Ready`):
 //!   `ready.insert(node, id.clone(), base_priority, ready_since)` where
-//!   `ready_since = Instant::now()` for a newly ready task and the original
-//!   instant for a resumed one (it keeps the priority it had aged to).
+//!   `ready_since = Instant::now()` for a newly ready task and, for a
+//!   resumed one, the original instant moved on by the time it was paused
+//!   (it keeps the priority it had aged to: being paused is not waiting).
 //! * **Dispatch** (whenever a slot may have freed: on insert, on a task
 //!   ending): loop
 //!   `while let Some(node) = ready.pop_best(now, |n| budget.check(&demand[n]).is_ok())`
@@ -48,7 +49,8 @@
 //!   tell its caller how it went.
 //! * **Resume**: restore `from.state()`: `Pending` (re-check unmet deps:
 //!   if they completed meanwhile it is now ready), `Ready` (re-insert with
-//!   the kept `ready_since`), `Running` (`control.resume()`).
+//!   the kept `ready_since` moved on by the time paused), `Running`
+//!   (`control.resume()`).
 //! * **Cancel**: `ready.remove(node)` if ready; `control.cancel()` if
 //!   running (idempotent; a paused body wakes with `Err(Cancelled)`).
 //! * **Why?** ([`Blocked`]): `Pending` -> `WaitingOn(unmet deps)`; paused ->

@@ -18,7 +18,8 @@
 //! * One queue per base priority (a *level*), ordered by `(r, id, node)`.
 //!   Inserts that arrive in that order (the common case: a task becomes ready
 //!   at `now`, later than everything before it) are appended to a `VecDeque`;
-//!   out-of-order ones (a resumed task keeps its old `r`; many tasks made
+//!   out-of-order ones (a resumed task's `r` is from before it was paused,
+//!   moved on by the pause; many tasks made
 //!   ready at the same instant with ids out of order) go to a `BTreeSet`. The
 //!   level's head is the smaller of the two fronts. A task's id is stored
 //!   once, in its slot (indexed by node); a deque entry is `(r, node, seq)`
@@ -379,7 +380,8 @@ impl ReadySet {
 
     /// Adds the task at `node` (replacing an entry for the same node).
     /// `ready_since` is when it became ready; a resumed task passes its old
-    /// one so that it keeps the priority it had aged to.
+    /// one moved on by the time it was paused, so that it keeps the
+    /// priority it had aged to.
     pub fn insert(&mut self, node: u32, id: TaskId, base_priority: i32, ready_since: Instant) {
         self.remove(node);
         let seq = self.next_seq;
