@@ -287,7 +287,9 @@ pub enum CancelReason {
     Requested,
     /// A task it depends on (directly or not), named here, was cancelled.
     Upstream(TaskId),
-    /// [`RunHandle::stop`](super::RunHandle::stop) was called before it started.
+    /// [`RunHandle::stop`](super::RunHandle::stop) was called before it
+    /// started (or it was added after), while it was paused (also at a
+    /// checkpoint), or while it waited out the backoff before a retry.
     Stopped,
     /// The run is fail-fast and the named task failed.
     FailFast(TaskId),
