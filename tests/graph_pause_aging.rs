@@ -9,7 +9,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use fastexec::graph::{Graph, SchedulerConfig, Task};
-use support::{executor, within, Gate};
+use support::{executor, gated_task, within, Gate};
 
 const INTERVAL: Duration = Duration::from_millis(100);
 
@@ -23,19 +23,8 @@ fn a_ready_task_does_not_age_while_it_is_paused() {
             .with_aging(INTERVAL, 1);
         let mut g = Graph::<u32>::with_config(config);
         let (hold_started, hold_release) = (Gate::new(), Gate::new());
-        let (s, r) = (hold_started.clone(), hold_release.clone());
-        g.add(
-            Task::new("hold", move |_| {
-                let (s, r) = (s.clone(), r.clone());
-                async move {
-                    s.open();
-                    r.wait().await;
-                    Ok(0)
-                }
-            })
-            .priority(100),
-        )
-        .unwrap();
+        g.add(gated_task("hold", &hold_started, &hold_release).priority(100))
+            .unwrap();
         // Ready from here on (it does not fit beside `hold`).
         let low_ready_by = Instant::now();
         g.add(Task::new("low", |_| async { Ok(1) })).unwrap();
