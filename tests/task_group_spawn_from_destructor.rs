@@ -1,0 +1,91 @@
+//! A task spawned by the destructor of a member's future is a member too,
+//! as a task spawned by its poll is, also when that destructor runs
+//! because the member was aborted or its group cancelled (outside any
+//! poll): an enclosing `block_on` or `TaskGroup::wait` waits for it, and
+//! the group's `cancel` reaches it. Before the fix such a task joined
+//! whatever groups the dropping thread happened to be in (on a worker:
+//! none), so it escaped them.
+
+mod support;
+
+use std::sync::{mpsc, Arc};
+
+use fastexec::TaskGroup;
+use support::{counter, executor, get, within, DropCounter, SpawnOnDrop, TIMEOUT};
+
+/// Spawns, from a task outside any group, a member of `group` that holds
+/// `held` and parks for good; returns its handle once it has parked.
+fn parked_member<H: Send + 'static>(
+    ex: &fastexec::Executor,
+    group: &Arc<TaskGroup>,
+    held: H,
+) -> fastexec::JoinHandle<()> {
+    let (parked_tx, parked_rx) = mpsc::channel();
+    let (member_tx, member_rx) = mpsc::channel();
+    let in_group = group.clone();
+    // Spawned from a task, not from a `block_on`, which would wait for the
+    // member.
+    ex.spawn(async move {
+        let member = in_group.spawn(async move {
+            let _held = held;
+            parked_tx.send(()).unwrap();
+            std::future::pending::<()>().await
+        });
+        member_tx.send(member).unwrap();
+    })
+    .detach();
+    let member = member_rx.recv_timeout(TIMEOUT).expect("member spawned");
+    parked_rx.recv_timeout(TIMEOUT).expect("member parked");
+    member
+}
+
+#[test]
+fn a_task_spawned_by_an_aborted_members_destructor_counts_in_its_group() {
+    within(30, || {
+        let ex = executor(1);
+        let group = Arc::new(TaskGroup::new());
+        let (drops, polls) = (DropCounter::new(), counter());
+        let spawner = SpawnOnDrop {
+            drops: drops.clone(),
+            polls: polls.clone(),
+        };
+        let mut member = parked_member(&ex, &group, spawner);
+        member.abort();
+        // Returns once the member's future, and so the spawner, is dropped.
+        let err = futures::executor::block_on(member).unwrap_err();
+        assert!(err.is_cancelled());
+        assert_eq!(
+            group.active(),
+            1,
+            "the task the destructor spawned (parked for good) is a member"
+        );
+        group.cancel();
+        ex.block_on(group.wait());
+        assert_eq!(drops.count(), 1, "the cancel reached it");
+    });
+}
+
+#[test]
+fn a_task_spawned_by_a_cancelled_members_destructor_is_cancelled_with_it() {
+    within(30, || {
+        let ex = executor(1);
+        let group = Arc::new(TaskGroup::new());
+        let (drops, polls) = (DropCounter::new(), counter());
+        let spawner = SpawnOnDrop {
+            drops: drops.clone(),
+            polls: polls.clone(),
+        };
+        let member = parked_member(&ex, &group, spawner);
+        group.cancel();
+        ex.block_on(group.wait());
+        assert!(member.is_finished());
+        // Spawned into the cancelled group, it ended at once, unpolled; and
+        // the wait waited for that.
+        assert_eq!(drops.count(), 1, "the task the destructor spawned is gone");
+        assert_eq!(
+            get(&polls),
+            0,
+            "spawned into a cancelled group, it never ran"
+        );
+    });
+}
