@@ -65,27 +65,56 @@ fn a_task_spawned_by_an_aborted_members_destructor_counts_in_its_group() {
     });
 }
 
+/// A member of `inner`, itself spawned by a member of `outer`, is ended by
+/// `inner`'s cancel: the task its destructor spawns is not cancelled with
+/// it (it runs, as a destructor's spawn did before the cancel reached it),
+/// but it still counts in `outer`, whose `wait` (and an enclosing
+/// `block_on`) waits for it.
 #[test]
-fn a_task_spawned_by_a_cancelled_members_destructor_is_cancelled_with_it() {
+fn a_task_spawned_by_a_cancelled_members_destructor_counts_in_the_other_groups() {
     within(30, || {
         let ex = executor(1);
-        let group = Arc::new(TaskGroup::new());
+        let (outer, inner) = (Arc::new(TaskGroup::new()), Arc::new(TaskGroup::new()));
         let (drops, polls) = (DropCounter::new(), counter());
         let spawner = SpawnOnDrop {
             drops: drops.clone(),
             polls: polls.clone(),
         };
-        let member = parked_member(&ex, &group, spawner);
-        group.cancel();
-        ex.block_on(group.wait());
-        assert!(member.is_finished());
-        // Spawned into the cancelled group, it ended at once, unpolled; and
-        // the wait waited for that.
-        assert_eq!(drops.count(), 1, "the task the destructor spawned is gone");
+        let (parked_tx, parked_rx) = mpsc::channel();
+        let (in_outer, in_inner) = (outer.clone(), inner.clone());
+        // Spawned from a task, not from a `block_on`, which would wait for
+        // the members.
+        let spawned = ex.spawn(async move {
+            in_outer
+                .spawn(async move {
+                    in_inner
+                        .spawn(async move {
+                            let _spawner = spawner;
+                            parked_tx.send(()).unwrap();
+                            std::future::pending::<()>().await
+                        })
+                        .detach();
+                })
+                .await
+        });
+        futures::executor::block_on(spawned).unwrap().unwrap();
+        parked_rx.recv_timeout(TIMEOUT).expect("member parked");
+        assert_eq!(outer.active(), 1, "the member of both groups");
+        inner.cancel();
+        ex.block_on(inner.wait());
+        // The member leaves `inner` before `outer`, on the one worker, which
+        // runs this task only after that (and after the task the destructor
+        // queued ahead of it).
+        futures::executor::block_on(ex.spawn(async {})).unwrap();
         assert_eq!(
-            get(&polls),
-            0,
-            "spawned into a cancelled group, it never ran"
+            outer.active(),
+            1,
+            "the task the destructor spawned (parked for good) is a member of outer"
         );
+        assert_eq!(inner.active(), 0, "but not of the cancelled group");
+        assert_eq!(get(&polls), 1, "it ran");
+        outer.cancel();
+        ex.block_on(outer.wait());
+        assert_eq!(drops.count(), 1, "outer's cancel reached it");
     });
 }
