@@ -422,6 +422,14 @@ fn drop_restored() {
     drop(MEMBERSHIP.with(Cell::take));
 }
 
+/// Whether a membership can be installed on this thread: not once its
+/// thread-local state is being torn down (a task dropped from another
+/// thread-local's destructor).
+#[cold]
+pub(crate) fn can_install_membership() -> bool {
+    MEMBERSHIP.try_with(|_| ()).is_ok()
+}
+
 /// Whether a membership is installed on this thread.
 #[inline]
 pub(crate) fn has_membership() -> bool {

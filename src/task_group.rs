@@ -6,8 +6,9 @@
 //! to zero, after rayon's `CountLatch`. A task's *membership* is the chain
 //! of groups it counts in, shared by all tasks spawned in the same scope.
 //! The chain lives in thread-local state while a task is polled (and while
-//! `block_on` polls its root future), so a task spawned from there joins the
-//! same groups without being told.
+//! `block_on` polls its root future, and, less its cancelled groups, while
+//! a task's future is dropped unfinished: [`for_destructor`]), so a task
+//! spawned from there joins the same groups without being told.
 //!
 //! There are two kinds of group, and they count different things:
 //!
@@ -358,6 +359,27 @@ pub(crate) fn cancellable(membership: &Option<MembershipArc>) -> Option<&Members
     membership.as_ref().filter(|m| m.cancellable)
 }
 
+/// The membership to lend out while a task's unfinished future is dropped
+/// (aborted, cancelled, dropped with its executor), so that a task its
+/// destructor spawns (a clean-up, say) joins the task's groups: the task's
+/// own chain, less the groups that were cancelled. A destructor that runs
+/// because its group was cancelled may still spawn work that runs, as it
+/// could before the cancel reached it; that work still counts in every
+/// other group of the chain, so an enclosing `block_on` waits for it.
+pub(crate) fn for_destructor(membership: Option<&MembershipArc>) -> Option<MembershipArc> {
+    let membership = membership?;
+    if !membership.cancellable || !any_group_cancelled(membership) {
+        return Some(membership.clone());
+    }
+    // Rebuilt from the outermost group in: each `block_on` group counts the
+    // new chain as a membership of its own, which the task's chain (alive
+    // meanwhile) keeps from reaching zero until then.
+    let live: Vec<&Arc<GroupInner>> = membership.arcs().filter(|g| !g.is_cancelled()).collect();
+    live.into_iter().rev().fold(None, |parent, group| {
+        Some(Membership::new(group.clone(), parent))
+    })
+}
+
 /// Registers `waker` with each cancellable group of `membership`, so that
 /// `cancel` wakes it; wakes it at once if a group was cancelled meanwhile
 /// (`cancel` sets its flag before it takes the wakers under the same lock,
@@ -429,7 +451,9 @@ fn count_in_explicit_groups(membership: &Membership, count: fn(&GroupInner)) {
 /// Every task spawned through [`TaskGroup::spawn`] is a member, and so is
 /// every task a member spawns, transitively, with [`spawn`](crate::spawn) or
 /// otherwise: membership is inherited through thread-local state while a
-/// member runs. [`wait`](TaskGroup::wait) resolves when no member is left.
+/// member runs, and while its future is dropped (aborted, say), so a task
+/// its destructor spawns is a member too. [`wait`](TaskGroup::wait)
+/// resolves when no member is left.
 ///
 /// A group created inside a task or a `block_on` also counts in the groups
 /// of that scope, so `block_on` still waits for everything spawned under it.
@@ -532,7 +556,10 @@ impl TaskGroup {
     /// returns. A dependent ([`spawn_after`](crate::spawn_after)) still
     /// waiting for its dependencies is dropped unstarted, its completion
     /// cancelled, without waiting for them. Tasks spawned into the group
-    /// afterwards end at once. Cancelling twice is harmless.
+    /// afterwards end at once, except those a member's destructor spawns as
+    /// the cancel drops it: they run, in the member's other groups (an
+    /// enclosing `block_on` still waits for them). Cancelling twice is
+    /// harmless.
     ///
     /// ```
     /// let group = fastexec::TaskGroup::new();

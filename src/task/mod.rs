@@ -61,6 +61,10 @@
 // what was handed over). An aborted task's future is dropped
 // after the task is marked closed, so there the guard simply drops with the
 // future: the fields drop in declaration order, the user's future first.
+// A future dropped unfinished (aborted, cancelled, dropped with its
+// executor) is dropped with the membership lent out as for a poll (less
+// its cancelled groups), so that a task its destructor spawns joins the
+// same groups.
 
 pub(crate) mod builder;
 mod join;
@@ -81,7 +85,7 @@ pub use join::{JoinError, JoinHandle};
 use crate::context;
 use crate::executor::Shared;
 use crate::registry::{self, Slot};
-use crate::task_group::{CancelRegistration, MemberGuard, MembershipArc};
+use crate::task_group::{self, CancelRegistration, MemberGuard, MembershipArc};
 
 /// The runnable half of a task, as queued and run by workers.
 pub(crate) type Runnable = async_task::Runnable;
@@ -209,14 +213,15 @@ pin_project_lite::pin_project! {
         /// abort-on-panic guard, so a future whose `Drop` panics when it is
         /// aborted, cancelled or dropped with its executor would otherwise
         /// abort the process. Such a panic is reported by the panic hook and
-        /// otherwise discarded: the task ends cancelled either way. (A
+        /// otherwise discarded: the task ends cancelled either way. The
+        /// task's membership is lent out meanwhile ([`drop_lent`]). (A
         /// completed future was already dropped inside its last poll.)
         /// Then takes the task's waker out of the registry.
         fn drop(this: Pin<&mut Self>) {
             let this = this.project();
             let mut stage = this.stage;
             if stage.is_live() {
-                drop_caught(stage.as_mut());
+                drop_lent(this.member, stage.as_mut());
             }
             if let Some(executor) = this.registered_with.take() {
                 executor.registry().deregister(stage.slot());
@@ -341,6 +346,29 @@ fn drop_caught<F>(stage: Pin<&mut Stage<F>>) {
     }
 }
 
+/// Drops a task's future that did not complete ([`drop_caught`]) with the
+/// task's membership lent out to thread-local state, as for a poll, less
+/// the groups that were cancelled ([`task_group::for_destructor`]): a task
+/// its destructor spawns (a clean-up, say) joins the task's groups, so an
+/// enclosing `block_on` or `TaskGroup::wait` waits for it, rather than
+/// joining whatever groups the dropping thread is in (on a worker dropping
+/// an aborted task: none). The task's guard, and so its place in its
+/// groups, is held meanwhile.
+///
+/// On a thread whose thread-local state is being torn down (a task
+/// dropped from another thread-local's destructor) there is nowhere to
+/// lend it: the future is dropped as it is.
+#[cold]
+#[inline(never)]
+fn drop_lent<F>(member: &MemberGuard, stage: Pin<&mut Stage<F>>) {
+    if !context::can_install_membership() {
+        return drop_caught(stage);
+    }
+    let outer = context::replace_membership(task_group::for_destructor(member.membership()));
+    drop_caught(stage);
+    drop(context::replace_membership(outer));
+}
+
 /// Polls the user's future and, once it is ready, drops it, still inside the
 /// caller's `catch_unwind`: a panic from its destructor then becomes the
 /// task's panic (the output is lost with the unwinding) instead of
@@ -415,9 +443,10 @@ impl<F: Future> Future for TaskFuture<F> {
                 // A completion like the others: the future dropped here
                 // first (a nested `block_on` in its destructor may run
                 // tasks, and release what they stashed, on this thread),
-                // then the guard goes to the thread running the task,
-                // released once async-task has stored this output.
-                drop_caught(stage.as_mut());
+                // with the membership lent out as for a poll, then the guard
+                // goes to the thread running the task, released once
+                // async-task has stored this output.
+                drop_lent(this.member, stage.as_mut());
                 context::stash_finished(this.member.take_guard());
                 return Poll::Ready(Err(Failure::Cancelled));
             }
