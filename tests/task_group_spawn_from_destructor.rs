@@ -118,3 +118,38 @@ fn a_task_spawned_by_a_cancelled_members_destructor_counts_in_the_other_groups()
         assert_eq!(drops.count(), 1, "outer's cancel reached it");
     });
 }
+
+/// A detached member's output is dropped by the executor as the member
+/// completes: a task the output's destructor spawns is a member too, so
+/// the group's `wait` (and an enclosing `block_on`) waits for it. Before
+/// the fix it joined no group: the output is dropped after the poll, while
+/// nothing is installed on the worker.
+#[test]
+fn a_task_spawned_by_a_detached_members_dropped_output_counts_in_its_group() {
+    within(30, || {
+        let ex = executor(1);
+        let group = Arc::new(TaskGroup::new());
+        let (drops, polls) = (DropCounter::new(), counter());
+        let spawner = SpawnOnDrop {
+            drops: drops.clone(),
+            polls: polls.clone(),
+        };
+        let in_group = group.clone();
+        // The member runs after this poll, on the one worker: detached by
+        // then, so its output (the spawner) is dropped as it completes.
+        let spawned = ex.spawn(async move {
+            in_group.spawn(async move { spawner }).detach();
+        });
+        futures::executor::block_on(spawned).unwrap();
+        ex.block_on(group.wait());
+        // The member is gone, its output dropped before it left the group.
+        assert_eq!(
+            group.active(),
+            1,
+            "the task the output's destructor spawned (parked for good) is a member"
+        );
+        group.cancel();
+        ex.block_on(group.wait());
+        assert_eq!(drops.count(), 1, "the cancel reached it");
+    });
+}
