@@ -152,6 +152,28 @@ pub(crate) fn release_finished() {
     }
 }
 
+/// The membership of the task that completed in its last poll on this
+/// thread, while its guard waits for [`release_finished`]: async-task drops
+/// a detached task's output in that window, and the output's destructor
+/// runs in the task's groups (see `task/mod.rs`). `None` outside that
+/// window, for a task in no group, or while this thread's thread-local
+/// state is being torn down.
+#[cold]
+pub(crate) fn finished_membership() -> Option<MembershipArc> {
+    if COMPLETION.get() != Completed::WithGuard || !can_install_membership() {
+        return None;
+    }
+    FINISHED
+        .try_with(|finished| {
+            let guard = finished.take();
+            let membership = guard.as_ref().and_then(|g| g.membership().cloned());
+            finished.set(guard);
+            membership
+        })
+        .ok()
+        .flatten()
+}
+
 /// Whether the task being run on this thread has completed (its output is
 /// being stored, and wakes now come from its completion).
 #[inline]

@@ -321,9 +321,16 @@ impl<T> Drop for TaskOutput<T> {
 /// Drops an output (or a panic payload) no one took, catching a panic from
 /// its destructor (cold: only outputs of detached tasks, or of handles
 /// dropped unawaited, get here).
+///
+/// The output of a task that completes detached is dropped by async-task
+/// as the task completes, after its poll: the task's membership, held for
+/// release until then, is lent out meanwhile, so that a task the output's
+/// destructor spawns joins the task's groups, as one its poll spawned
+/// would ([`context::finished_membership`]).
 #[cold]
 #[inline(never)]
 fn drop_output_caught<T>(output: &mut ManuallyDrop<T>) {
+    let outer = context::finished_membership().map(|m| context::replace_membership(Some(m)));
     // SAFETY: called once, from the drop of the wrapper holding `output`
     // (`TaskOutput` or `CaughtPanic`), while it still holds its value (their
     // `into_inner` does not run the wrapper's drop); the wrapper is gone
@@ -333,6 +340,9 @@ fn drop_output_caught<T>(output: &mut ManuallyDrop<T>) {
     // here.
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| unsafe { ManuallyDrop::drop(output) })) {
         drop_panic(panic);
+    }
+    if let Some(outer) = outer {
+        drop(context::replace_membership(outer));
     }
 }
 
