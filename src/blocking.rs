@@ -383,6 +383,12 @@ impl Shared {
             if let Some(runnable) = state.queue.pop_front() {
                 drop(state);
                 runnable.run();
+                // The value is stored: a `spawn_blocking` job's groups may
+                // now count it as finished (`executor.rs`). The release
+                // wakes the groups' waiters, whose panics it discards.
+                if let Err(panic) = catch_unwind(crate::context::release_finished) {
+                    crate::task::drop_panic(panic);
+                }
                 state = self.lock();
                 continue;
             }

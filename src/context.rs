@@ -121,7 +121,9 @@ enum Completed {
 
 /// Records that the task being polled on this thread completed, and keeps
 /// its group guard until [`release_finished`], which whoever runs the task
-/// calls once `Runnable::run` has stored (or dropped) the output.
+/// calls once `Runnable::run` has stored (or dropped) the output. A
+/// `spawn_blocking` job hands its guard over the same way as it ends, on
+/// its pool thread (`executor.rs`).
 ///
 /// A task in no group (the common case) has an empty guard: then only the
 /// flag is set, which is what [`running_task_completed`] reads.
@@ -144,7 +146,8 @@ fn stash_guard(guard: MemberGuard) {
 
 /// Releases the guard stashed by the task that just ran on this thread, if
 /// it completed, and clears the completion flag. Called after every
-/// `Runnable::run` by the worker, and by the simple scheduler.
+/// `Runnable::run` by the worker, by the simple scheduler, and by the
+/// blocking pool's threads.
 #[inline]
 pub(crate) fn release_finished() {
     if COMPLETION.replace(Completed::No) == Completed::WithGuard {

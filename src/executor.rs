@@ -1263,8 +1263,11 @@ where
 }
 
 /// Runs `f` on the blocking pool of `shared`, counted in the current task
-/// groups until it has run (or, never started, been dropped): the guard
-/// moves into the job and drops when the job returns or unwinds. The job
+/// groups until it has run and its value (or panic) is stored (or, never
+/// started, until it is dropped): the guard moves into the job, which hands
+/// it to its pool thread when it returns or unwinds, for release once the
+/// pool's task has stored the value ([`ReleaseAfterStore`]), as a task's
+/// completion hands its guard to its worker. The job
 /// runs with `shared` as its thread's executor and the caller's groups
 /// installed, as a task would, so that what it spawns (or `block_on`s)
 /// goes to the same executor and counts in the same groups.
@@ -1279,7 +1282,7 @@ where
     let job = move || {
         let _executor = context::enter_executor(executor);
         let _scope = BlockingScope(Some(context::replace_membership(membership)));
-        let _member = member;
+        let _member = ReleaseAfterStore(Some(member));
         f()
     };
     JoinHandle::new(
@@ -1287,6 +1290,22 @@ where
             .blocking
             .spawn_task(move || TaskOutput::new(job()), Failure::panic),
     )
+}
+
+/// Hands a blocking job's group guard to its pool thread when the job
+/// returns or unwinds ([`context::stash_finished`]); the thread releases it
+/// after the pool's task has stored the job's value or panic (the pool
+/// calls [`context::release_finished`] after each job). Until then the
+/// job's groups count it: a `block_on` or `TaskGroup::wait` that returns
+/// finds its handle `is_finished`, and the value of a detached job dropped.
+struct ReleaseAfterStore(Option<MemberGuard>);
+
+impl Drop for ReleaseAfterStore {
+    fn drop(&mut self) {
+        if let Some(member) = self.0.take() {
+            context::stash_finished(member);
+        }
+    }
 }
 
 /// Puts a blocking-pool thread's own membership (none) back after a job,
