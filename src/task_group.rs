@@ -455,8 +455,11 @@ fn count_in_explicit_groups(membership: &Membership, count: fn(&GroupInner)) {
 /// its destructor spawns is a member too. [`wait`](TaskGroup::wait)
 /// resolves when no member is left.
 ///
-/// A group created inside a task or a `block_on` also counts in the groups
+/// A member spawned inside a task or a `block_on` also counts in the groups
 /// of that scope, so `block_on` still waits for everything spawned under it.
+/// What counts is where each member is spawned, not where the group was
+/// created: the group itself belongs to no scope, and a member spawned
+/// from a plain thread counts in this group alone.
 ///
 /// ```
 /// use fastexec::TaskGroup;
