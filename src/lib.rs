@@ -139,7 +139,12 @@ pub use futures_util::join;
 /// Inside a task, or inside another `block_on`, it uses that executor;
 /// elsewhere the global one. Called from inside a task it does not block the
 /// worker: it runs other queued tasks while it waits, so even a one-thread
-/// executor cannot deadlock on it.
+/// executor cannot deadlock waiting for the tasks it spawned. Those other
+/// tasks run on top of it, on the same stack, so nested calls return
+/// innermost first: a `block_on` whose future waits for something that a
+/// `block_on` called above it (by a task it ran meanwhile) is itself
+/// waiting for is stuck, since its future is not polled again until that
+/// one returns.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicBool, Ordering};

@@ -13,7 +13,9 @@ use crate::task::JoinHandle;
 /// panic in the task resumes in the caller, and a cancelled task panics with
 /// a message saying so. Any other future gives its output. Like
 /// [`block_on`](crate::block_on) (which it uses), it runs other tasks while
-/// it waits when called from inside a task, so it cannot deadlock a worker.
+/// it waits when called from inside a task, so waiting for its arguments
+/// cannot deadlock a worker (with the limit `block_on` states for calls
+/// nested on one thread's stack).
 ///
 /// # Panics
 ///
