@@ -154,3 +154,56 @@ fn a_task_spawned_by_a_detached_members_dropped_output_counts_in_its_group() {
         assert_eq!(drops.count(), 1, "the cancel reached it");
     });
 }
+
+/// A future that holds `held` and panics when polled: its fields are
+/// dropped after the panic, by the executor, not while the poll unwinds (as
+/// an `async` block's locals would be).
+struct PanicsHolding<H> {
+    _held: H,
+}
+
+impl<H> std::future::Future for PanicsHolding<H> {
+    type Output = ();
+
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        panic!("a member that panics");
+    }
+}
+
+/// A member whose poll panics has its future dropped after the panic: a
+/// task the destructor of what it held spawns is a member too. Before the
+/// fix it joined no group: the future was dropped once the member had
+/// handed its place in the group to the worker, outside the poll.
+#[test]
+fn a_task_spawned_by_a_panicked_members_destructor_counts_in_its_group() {
+    support::quiet_panics("a member that panics");
+    within(30, || {
+        let ex = executor(1);
+        let group = Arc::new(TaskGroup::new());
+        let (drops, polls) = (DropCounter::new(), counter());
+        let spawner = SpawnOnDrop {
+            drops: drops.clone(),
+            polls: polls.clone(),
+        };
+        let (member_tx, member_rx) = mpsc::channel();
+        let in_group = group.clone();
+        ex.spawn(async move {
+            let member = in_group.spawn(PanicsHolding { _held: spawner });
+            member_tx.send(member).unwrap();
+        })
+        .detach();
+        let member = member_rx.recv_timeout(TIMEOUT).expect("member spawned");
+        assert!(futures::executor::block_on(member).unwrap_err().is_panic());
+        // The one worker runs this task only after it has finished running
+        // the member (and released its place in the group).
+        futures::executor::block_on(ex.spawn(async {})).unwrap();
+        assert_eq!(
+            group.active(),
+            1,
+            "the task the destructor spawned (parked for good) is a member"
+        );
+        group.cancel();
+        ex.block_on(group.wait());
+        assert_eq!(drops.count(), 1, "the cancel reached it");
+    });
+}
