@@ -61,10 +61,11 @@
 // what was handed over). An aborted task's future is dropped
 // after the task is marked closed, so there the guard simply drops with the
 // future: the fields drop in declaration order, the user's future first.
-// A future dropped unfinished (aborted, cancelled, dropped with its
-// executor) is dropped with the membership lent out as for a poll (less
-// its cancelled groups), so that a task its destructor spawns joins the
-// same groups.
+// A future dropped unfinished (aborted, cancelled, panicked, dropped with
+// its executor) is dropped with the membership lent out as for a poll
+// (less its cancelled groups), so that a task its destructor spawns joins
+// the same groups; a panicked task's, like a cancelled one's, in the poll
+// that ends it, before its guard is handed over.
 
 pub(crate) mod builder;
 mod join;
@@ -476,6 +477,12 @@ impl<F: Future> Future for TaskFuture<F> {
                 Poll::Ready(Ok(TaskOutput::new(output)))
             }
             Err(panic) => {
+                // What the unwinding left of the future (a hand-written
+                // future's fields) is dropped here, in the task's groups, as
+                // for a cancelled task, before the guard is handed over.
+                if stage.is_live() {
+                    drop_lent(this.member, stage.as_mut());
+                }
                 context::stash_finished(this.member.take_guard());
                 Poll::Ready(Err(Failure::panic(panic)))
             }
