@@ -804,7 +804,10 @@ impl Executor {
     /// it spawned, transitively. See [`block_on`](crate::block_on).
     ///
     /// Inside the future, [`spawn`](crate::spawn) and the other free
-    /// functions use this executor.
+    /// functions use this executor. Called from a task of another executor,
+    /// it blocks that task's worker meanwhile (the worker runs none of its
+    /// own executor's tasks until it returns), as on any thread that is
+    /// not one of this executor's workers.
     ///
     /// ```
     /// let executor = fastexec::Executor::builder().threads(1).build().unwrap();
