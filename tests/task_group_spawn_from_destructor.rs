@@ -8,15 +8,40 @@
 
 mod support;
 
+use std::sync::atomic::AtomicUsize;
 use std::sync::{mpsc, Arc};
 
-use fastexec::TaskGroup;
+use fastexec::{Executor, TaskGroup};
 use support::{counter, executor, get, within, DropCounter, SpawnOnDrop, TIMEOUT};
+
+/// A value that, when dropped, spawns a task that parks for good; with the
+/// counter of that task's drop and of its polls.
+fn spawner() -> (SpawnOnDrop, DropCounter, Arc<AtomicUsize>) {
+    let (drops, polls) = (DropCounter::new(), counter());
+    let spawner = SpawnOnDrop {
+        drops: drops.clone(),
+        polls: polls.clone(),
+    };
+    (spawner, drops, polls)
+}
+
+/// Checks that the task the spawner spawned (parked for good) is the one
+/// member of `group` left, and that the group's cancel reaches it.
+fn the_spawn_is_the_one_member_left(ex: &Executor, group: &TaskGroup, drops: &DropCounter) {
+    assert_eq!(
+        group.active(),
+        1,
+        "the task the destructor spawned (parked for good) is a member"
+    );
+    group.cancel();
+    ex.block_on(group.wait());
+    assert_eq!(drops.count(), 1, "the cancel reached it");
+}
 
 /// Spawns, from a task outside any group, a member of `group` that holds
 /// `held` and parks for good; returns its handle once it has parked.
 fn parked_member<H: Send + 'static>(
-    ex: &fastexec::Executor,
+    ex: &Executor,
     group: &Arc<TaskGroup>,
     held: H,
 ) -> fastexec::JoinHandle<()> {
@@ -44,24 +69,13 @@ fn a_task_spawned_by_an_aborted_members_destructor_counts_in_its_group() {
     within(30, || {
         let ex = executor(1);
         let group = Arc::new(TaskGroup::new());
-        let (drops, polls) = (DropCounter::new(), counter());
-        let spawner = SpawnOnDrop {
-            drops: drops.clone(),
-            polls: polls.clone(),
-        };
+        let (spawner, drops, _) = spawner();
         let mut member = parked_member(&ex, &group, spawner);
         member.abort();
         // Returns once the member's future, and so the spawner, is dropped.
         let err = futures::executor::block_on(member).unwrap_err();
         assert!(err.is_cancelled());
-        assert_eq!(
-            group.active(),
-            1,
-            "the task the destructor spawned (parked for good) is a member"
-        );
-        group.cancel();
-        ex.block_on(group.wait());
-        assert_eq!(drops.count(), 1, "the cancel reached it");
+        the_spawn_is_the_one_member_left(&ex, &group, &drops);
     });
 }
 
@@ -75,11 +89,7 @@ fn a_task_spawned_by_a_cancelled_members_destructor_counts_in_the_other_groups()
     within(30, || {
         let ex = executor(1);
         let (outer, inner) = (Arc::new(TaskGroup::new()), Arc::new(TaskGroup::new()));
-        let (drops, polls) = (DropCounter::new(), counter());
-        let spawner = SpawnOnDrop {
-            drops: drops.clone(),
-            polls: polls.clone(),
-        };
+        let (spawner, drops, polls) = spawner();
         let (parked_tx, parked_rx) = mpsc::channel();
         let (in_outer, in_inner) = (outer.clone(), inner.clone());
         // Spawned from a task, not from a `block_on`, which would wait for
@@ -129,11 +139,7 @@ fn a_task_spawned_by_a_detached_members_dropped_output_counts_in_its_group() {
     within(30, || {
         let ex = executor(1);
         let group = Arc::new(TaskGroup::new());
-        let (drops, polls) = (DropCounter::new(), counter());
-        let spawner = SpawnOnDrop {
-            drops: drops.clone(),
-            polls: polls.clone(),
-        };
+        let (spawner, drops, _) = spawner();
         let in_group = group.clone();
         // The member runs after this poll, on the one worker: detached by
         // then, so its output (the spawner) is dropped as it completes.
@@ -144,14 +150,7 @@ fn a_task_spawned_by_a_detached_members_dropped_output_counts_in_its_group() {
         // The one worker runs this task only after the member, queued
         // ahead of it on its ring, has completed and left the group.
         futures::executor::block_on(ex.spawn(async {})).unwrap();
-        assert_eq!(
-            group.active(),
-            1,
-            "the task the output's destructor spawned (parked for good) is a member"
-        );
-        group.cancel();
-        ex.block_on(group.wait());
-        assert_eq!(drops.count(), 1, "the cancel reached it");
+        the_spawn_is_the_one_member_left(&ex, &group, &drops);
     });
 }
 
@@ -180,11 +179,7 @@ fn a_task_spawned_by_a_panicked_members_destructor_counts_in_its_group() {
     within(30, || {
         let ex = executor(1);
         let group = Arc::new(TaskGroup::new());
-        let (drops, polls) = (DropCounter::new(), counter());
-        let spawner = SpawnOnDrop {
-            drops: drops.clone(),
-            polls: polls.clone(),
-        };
+        let (spawner, drops, _) = spawner();
         let (member_tx, member_rx) = mpsc::channel();
         let in_group = group.clone();
         ex.spawn(async move {
@@ -197,13 +192,6 @@ fn a_task_spawned_by_a_panicked_members_destructor_counts_in_its_group() {
         // The one worker runs this task only after it has finished running
         // the member (and released its place in the group).
         futures::executor::block_on(ex.spawn(async {})).unwrap();
-        assert_eq!(
-            group.active(),
-            1,
-            "the task the destructor spawned (parked for good) is a member"
-        );
-        group.cancel();
-        ex.block_on(group.wait());
-        assert_eq!(drops.count(), 1, "the cancel reached it");
+        the_spawn_is_the_one_member_left(&ex, &group, &drops);
     });
 }
