@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use fastexec::signal::Notify;
 use fastexec::TaskGroup;
-use support::{named, thread_name, with_timeout};
+use support::{named, spin_until, thread_name, with_timeout};
 
 #[test]
 fn spawn_inside_a_blocking_job_uses_the_jobs_executor() {
@@ -50,6 +50,9 @@ fn a_task_spawned_by_a_job_counts_in_the_callers_group() {
             .unwrap()
             .unwrap()
             .unwrap();
+        // The job and the member may not have let go of their places yet
+        // (`TaskGroup::active` may lag their handles).
+        assert!(spin_until(|| group.active() <= 1));
         assert_eq!(group.active(), 1, "the job's task, still waiting, counts");
         release.notify_one();
         ex.block_on(group.wait());
