@@ -92,10 +92,24 @@
 //! made to fit) after a runner left is always seen by a runner alive or
 //! asked for. The runners alive other than the caller are not counted on:
 //! each may be in a body that takes any time.
+//!
+//! Time is the one change that is no event: with aging, a task already
+//! ready may come to rank first (or within the look-ahead) and fit where
+//! the tasks offered before did not (`ready.rs`, "Resource fit, look-ahead
+//! and starvation"). So a runner that leaves the ranked set with tasks in
+//! it asks [`ReadySet::next_reorder`] when the offer may next differ and,
+//! if it may start something then, arms the run's *dispatch timer* for
+//! that instant (one per run: [`Release::Arm`], carried out after the
+//! lock; an earlier one armed stays, a later one is disarmed), which asks
+//! for runners when due ([`Core::dispatch_timer_due`]). A timer whose
+//! instant no longer stands (another was armed) does nothing when due; the
+//! run disarms its timer when it is stopped or finishes. Neither the FIFO
+//! queue, nor a single priority level, nor a run with aging off ever arms
+//! one.
 
 use std::collections::{HashMap, VecDeque};
 use std::mem;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use super::edges::Edges;
@@ -364,6 +378,33 @@ pub(crate) enum Release<T> {
     /// changed: drop it to wake them (their wakers are anyone's, and one
     /// may call back into the run from `wake`).
     Wake(DeferredWake),
+    /// Arm the run's dispatch timer (see "Runners" in the module docs) for
+    /// `at`, as timer number `number`, and hand it to the core
+    /// ([`Core::dispatch_timer_made`]). Made outside the lock: a timer may
+    /// be due as it is first polled, and then takes the lock.
+    Arm { at: Instant, number: u64 },
+    /// A dispatch timer no longer wanted: disarm it (its sleep leaves the
+    /// executor's timer queue; that takes the queue's lock, not under
+    /// ours).
+    Disarm(Weak<dyn Disarm>),
+}
+
+/// A timer of the run (`RunTimer` in `run.rs`) that can be taken out of
+/// its executor's timer queue before it is due.
+pub(crate) trait Disarm: Send + Sync {
+    /// Drops the timer's sleep: it will not fire.
+    fn disarm(&self);
+}
+
+/// The run's dispatch timer as the core knows it (see "Runners" in the
+/// module docs).
+struct DispatchTimer {
+    /// When it is due.
+    at: Instant,
+    /// Its number: a timer due finds whether it still stands by it.
+    number: u64,
+    /// The timer itself, once made ([`Core::dispatch_timer_made`]).
+    timer: Option<Weak<dyn Disarm>>,
 }
 
 /// The user values of [`Release::Drop`], held only to be dropped: nothing
@@ -496,6 +537,10 @@ pub(crate) struct Core<T> {
     /// Runners alive (see the module docs) and the most there may be.
     runners: u32,
     max_runners: u32,
+    /// The dispatch timer armed (see "Runners" in the module docs), and how
+    /// many were armed so far.
+    dispatch_timer: Option<DispatchTimer>,
+    dispatch_timers: u64,
     /// Nodes not in a terminal state.
     live: usize,
     stopped: bool,
@@ -541,6 +586,8 @@ impl<T> Core<T> {
             pause_timeout: config.pause_timeout(),
             runners: 0,
             max_runners: default_runners(),
+            dispatch_timer: None,
+            dispatch_timers: 0,
             live: 0,
             stopped: false,
             fail_fast: false,
@@ -999,7 +1046,9 @@ impl<T> Core<T> {
 
     /// For a runner: begins the attempts of the next ready nodes into
     /// `batch` (see [`MAX_BATCH`]). Returns `false` if none is ready (that
-    /// fits the budget): the runner must leave, and is no longer counted.
+    /// fits the budget): the runner must leave, and is no longer counted;
+    /// if aging may start one of those left later, the dispatch timer is
+    /// armed for then, in `fx` (see "Runners" in the module docs).
     ///
     /// With the FIFO queue a runner takes its share of the queue, up to
     /// [`MAX_BATCH`], so that two runners do not meet on the lock for every
@@ -1010,6 +1059,7 @@ impl<T> Core<T> {
         now: Instant,
         lane: u32,
         batch: &mut Vec<AttemptStart<T>>,
+        fx: &mut Effects<T>,
     ) -> bool {
         if let Ready::Fifo(queue) = &mut self.ready {
             // The FIFO (never with a budget: see `Core::new`) in a loop of
@@ -1047,8 +1097,85 @@ impl<T> Core<T> {
         }
         if batch.is_empty() {
             self.runners -= 1;
+            if self.aging.1 > 0 && self.ready.len() > 0 {
+                self.arm_dispatch_timer(now, fx);
+            }
         }
         !batch.is_empty()
+    }
+
+    /// Nothing in the ranked set could start at `now`: arms the dispatch
+    /// timer for when aging may change that, unless one armed is due by
+    /// then (see "Runners" in the module docs).
+    #[cold]
+    #[inline(never)]
+    fn arm_dispatch_timer(&mut self, now: Instant, fx: &mut Effects<T>) {
+        let Ready::Ranked(set) = &self.ready else {
+            return;
+        };
+        let (nodes, budget, budgeted) = (&self.nodes, &self.budget, self.budgeted);
+        let fits = |n: u32| !budgeted || budget.check(&nodes[n as usize].options().demand).is_ok();
+        let Some(at) = set.next_reorder(now, fits) else {
+            return;
+        };
+        if self.dispatch_timer.as_ref().is_some_and(|t| t.at <= at) {
+            return; // the runners it asks for look again first
+        }
+        self.dispatch_timers += 1;
+        let number = self.dispatch_timers;
+        let armed = DispatchTimer {
+            at,
+            number,
+            timer: None,
+        };
+        self.disarm_dispatch_timer(fx);
+        self.dispatch_timer = Some(armed);
+        fx.release.push(Release::Arm { at, number });
+    }
+
+    /// Dispatch timer `number`, armed by [`Release::Arm`], is made: keeps
+    /// it if it still stands and returns `true`; `false` if it no longer
+    /// does (another was armed, or the run was stopped or finished
+    /// meanwhile), and the caller drops it unarmed.
+    pub(crate) fn dispatch_timer_made(&mut self, number: u64, timer: Weak<dyn Disarm>) -> bool {
+        match &mut self.dispatch_timer {
+            Some(armed) if armed.number == number => {
+                armed.timer = Some(timer);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Dispatch timer `number` is due (`fired`), or no timer queue took it:
+    /// if it still stands, it is forgotten and, if due, asks for runners
+    /// (they find what aging changed).
+    pub(crate) fn dispatch_timer_due(&mut self, number: u64, fired: bool, fx: &mut Effects<T>) {
+        if self
+            .dispatch_timer
+            .as_ref()
+            .is_some_and(|t| t.number == number)
+        {
+            self.dispatch_timer = None;
+            if fired {
+                self.wake_runners(fx);
+            }
+        }
+    }
+
+    /// Forgets the dispatch timer, disarming it after the lock (in `fx`).
+    fn disarm_dispatch_timer(&mut self, fx: &mut Effects<T>) {
+        let timer = self.dispatch_timer.take().and_then(|t| t.timer);
+        fx.release.extend(timer.map(Release::Disarm));
+    }
+
+    /// The last node ended, at `at`: the run finished.
+    #[cold]
+    #[inline(never)]
+    fn finish(&mut self, at: Instant, fx: &mut Effects<T>) {
+        self.finished_at = Some(at);
+        fx.finished = true;
+        self.disarm_dispatch_timer(fx);
     }
 
     /// Whether node `i`'s attempt in progress still counts (it was not
@@ -1329,8 +1456,7 @@ impl<T> Core<T> {
         self.live -= 1;
         fx.changed = true;
         if self.live == 0 {
-            self.finished_at = Some(now);
-            fx.finished = true;
+            self.finish(now, fx);
         }
         if released {
             self.wake_runners(fx);
@@ -1477,8 +1603,7 @@ impl<T> Core<T> {
         self.live -= 1;
         fx.changed = true;
         if self.live == 0 {
-            self.finished_at = Some(ended);
-            fx.finished = true;
+            self.finish(ended, fx);
         }
         // The caller asks for runners once for the whole batch it records.
         self.release_dependents(i, ended);
@@ -1614,6 +1739,7 @@ impl<T> Core<T> {
                 self.withdraw_pause(i, &mut fx);
             }
         }
+        self.disarm_dispatch_timer(&mut fx);
         fx
     }
 

@@ -611,7 +611,7 @@ mod tests {
         let t0 = Instant::now();
         let at = |ms| t0 + Duration::from_millis(ms);
         let mut begun = Vec::new();
-        assert!(core.next_attempts(t0, 0, &mut begun));
+        assert!(core.next_attempts(t0, 0, &mut begun, &mut Effects::default()));
         let (early, late) = (begun.remove(0), begun.remove(0));
         let mut fx = Effects::default();
         let late_out = Ok(Some(Arc::new(2)));
@@ -650,7 +650,7 @@ mod tests {
         let t0 = Instant::now();
         let at = |ms| t0 + Duration::from_millis(ms);
         let mut begun = Vec::new();
-        assert!(core.next_attempts(t0, 0, &mut begun));
+        assert!(core.next_attempts(t0, 0, &mut begun, &mut Effects::default()));
         let (x, y, z) = (begun.remove(0), begun.remove(0), begun.remove(0));
         let _ = core.cancel(y.node, CancelReason::Requested, at(5));
         let _ = core.cancel(z.node, CancelReason::Requested, at(5));
@@ -697,7 +697,7 @@ mod tests {
         let t0 = Instant::now();
         let at = |ms| t0 + Duration::from_millis(ms);
         let mut begun = Vec::new();
-        assert!(core.next_attempts(t0, 0, &mut begun));
+        assert!(core.next_attempts(t0, 0, &mut begun, &mut Effects::default()));
         let (short, long) = (begun.remove(0), begun.remove(0));
         let mut fx = Effects::default();
         let ran = |out| Ok(Some(Arc::new(out)));

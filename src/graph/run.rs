@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
 
-use super::core::{is_unit, AttemptStart, Core, Effects, Release, Retry, MAX_BATCH};
+use super::core::{is_unit, AttemptStart, Core, Disarm, Effects, Release, Retry, MAX_BATCH};
 use super::task::{Body, BodyFuture, Refill, TaskBody};
 use super::TaskState;
 use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError};
@@ -368,6 +368,12 @@ impl<T: Send + Sync + 'static> Shared<T> {
                 Release::Drop(value) => drop_caught(value),
                 // Wakes with its own catch (see `DeferredWake`).
                 Release::Wake(wake) => drop(wake),
+                Release::Arm { at, number } => RunTimer::start_dispatch(self, at, number),
+                Release::Disarm(timer) => {
+                    if let Some(timer) = timer.upgrade() {
+                        timer.disarm();
+                    }
+                }
             }
         }
         if notify {
@@ -430,22 +436,32 @@ impl<T: Send + Sync + 'static> Shared<T> {
     }
 }
 
-/// The pause timeout of one pause request of [`RunHandle::pause`]: a
-/// [`Sleep`] polled with this timer's own waker, not by a task. It waits in
-/// the timer queue of the executor the pause was called on and, when due,
-/// cancels the task if that request is still waiting for its checkpoint
-/// (see [`Core::pause_timed_out`]), on the thread that fires the timer. No
-/// task group holds it, so cancelling one the caller of `pause` is in (which
-/// ends the caller, and a watcher spawned from it) does not stop the timeout
-/// from applying; neither does dropping the `pause` future.
+/// A timer of the run: a [`Sleep`] polled with this timer's own waker, not
+/// by a task, which does its [`Due`] on the thread that fires it. Two
+/// kinds:
+///
+/// * the pause timeout of one pause request of [`RunHandle::pause`]: it
+///   waits in the timer queue of the executor the pause was called on and,
+///   when due, cancels the task if that request is still waiting for its
+///   checkpoint (see [`Core::pause_timed_out`]). No task group holds it, so
+///   cancelling one the caller of `pause` is in (which ends the caller, and
+///   a watcher spawned from it) does not stop the timeout from applying;
+///   neither does dropping the `pause` future. `pause` disarms it when it
+///   settles first.
+/// * the run's dispatch timer (see "Runners" in `core.rs`), armed by a
+///   runner that leaves tasks that aging may let start later
+///   ([`Release::Arm`], carried out in [`Shared::apply`]), in the timer
+///   queue of that runner's executor: when due, it asks for runners if it
+///   still stands ([`Core::dispatch_timer_due`]). The core disarms it when
+///   another replaces it, or the run is stopped or finishes.
 ///
 /// The queue's entry holds the timer (through its waker) until it fires or
-/// `pause` settles first and disarms it; it holds the run only weakly. If
-/// that executor shuts down first, the sleep moves to the timer queue of
-/// the executor current on the thread that shuts it down (see
-/// `Timer::register`); if that queue is closed too (for instance, the
-/// executor was dropped from one of its own tasks), the timeout does not
-/// apply.
+/// is disarmed; it holds the run only weakly. If that executor shuts down
+/// first, the sleep moves to the timer queue of the executor current on
+/// the thread that shuts it down (see `Timer::register`); if that queue is
+/// closed too (for instance, the executor was dropped from one of its own
+/// tasks), the timer does not apply (a dispatch timer is then forgotten,
+/// so that a later one can be armed).
 ///
 /// # Polling protocol
 ///
@@ -469,37 +485,65 @@ impl<T: Send + Sync + 'static> Shared<T> {
 /// (taken out of the mutex by [`disarm`](Self::disarm)), or no queue took
 /// it (the pending poll left it unregistered; polling it again would only
 /// wake again, forever), in which case it is dropped.
-struct PauseTimer<T> {
+struct RunTimer<T> {
     shared: std::sync::Weak<Shared<T>>,
-    node: u32,
-    request: u64,
-    timeout: Duration,
+    due: Due,
     /// Polls owed; see "Polling protocol".
     polls: AtomicUsize,
     sleep: Mutex<Option<Sleep>>,
 }
 
-impl<T: Send + Sync + 'static> PauseTimer<T> {
+/// What a [`RunTimer`] does when due.
+enum Due {
+    /// Times out pause request `request` on `node` after `timeout`.
+    Pause {
+        node: u32,
+        request: u64,
+        timeout: Duration,
+    },
+    /// Asks for runners, as dispatch timer `number`.
+    Dispatch { number: u64 },
+}
+
+impl<T: Send + Sync + 'static> RunTimer<T> {
+    fn new(shared: &Arc<Shared<T>>, deadline: Instant, due: Due) -> Arc<Self> {
+        Arc::new(RunTimer {
+            shared: Arc::downgrade(shared),
+            due,
+            polls: AtomicUsize::new(0),
+            sleep: Mutex::new(Some(crate::time::sleep_until(deadline))),
+        })
+    }
+
     /// Starts the timeout of request `request` on node `i`; `None` when
     /// `timeout` is too long for an `Instant` (no limit).
-    fn start(
+    fn start_pause(
         shared: &Arc<Shared<T>>,
         node: u32,
         request: u64,
         timeout: Duration,
     ) -> Option<std::sync::Weak<Self>> {
         let deadline = Instant::now().checked_add(timeout)?;
-        let timer = Arc::new(PauseTimer {
-            shared: Arc::downgrade(shared),
+        let due = Due::Pause {
             node,
             request,
             timeout,
-            polls: AtomicUsize::new(0),
-            sleep: Mutex::new(Some(crate::time::sleep_until(deadline))),
-        });
+        };
+        let timer = RunTimer::new(shared, deadline, due);
         let weak = Arc::downgrade(&timer);
         timer.poll();
         Some(weak)
+    }
+
+    /// Carries out [`Release::Arm`]: makes dispatch timer `number`, due
+    /// `at`, hands it to the core and starts it, unless it no longer
+    /// stands.
+    fn start_dispatch(shared: &Arc<Shared<T>>, at: Instant, number: u64) {
+        let timer = RunTimer::new(shared, at, Due::Dispatch { number });
+        let weak: std::sync::Weak<dyn Disarm> = Arc::downgrade(&timer) as _;
+        if shared.lock().dispatch_timer_made(number, weak) {
+            timer.poll();
+        }
     }
 
     /// Asks for a poll of the sleep (registering this timer's waker), and
@@ -549,29 +593,45 @@ impl<T: Send + Sync + 'static> PauseTimer<T> {
         // Done with the sleep (the slot is empty): later wakes find nothing
         // to poll. Release: pairs with the Acquire half of their `fetch_add`.
         self.polls.store(0, Ordering::Release);
-        if !fired {
+        let Some(shared) = self.shared.upgrade() else {
             return;
-        }
-        if let Some(shared) = self.shared.upgrade() {
-            let now = Instant::now();
-            let fx = shared
+        };
+        let fx = match self.due {
+            Due::Pause {
+                node,
+                request,
+                timeout,
+            } if fired => shared
                 .lock()
-                .pause_timed_out(self.node, self.request, self.timeout, now);
-            shared.apply(fx);
-        }
+                .pause_timed_out(node, request, timeout, Instant::now()),
+            Due::Pause { .. } => return,
+            Due::Dispatch { number } => {
+                let mut fx = Effects::default();
+                shared.lock().dispatch_timer_due(number, fired, &mut fx);
+                fx
+            }
+        };
+        shared.apply(fx);
     }
 
-    /// The pause settled first: drops the sleep, which takes the timer out
-    /// of the queue.
-    fn disarm(timer: &Option<std::sync::Weak<Self>>) {
+    /// Disarms the timer `timer` refers to, if it is still there.
+    fn disarm_weak(timer: &Option<std::sync::Weak<Self>>) {
         if let Some(timer) = timer.as_ref().and_then(std::sync::Weak::upgrade) {
-            let sleep = timer.sleep.lock().unwrap_or_else(|e| e.into_inner()).take();
-            drop(sleep);
+            timer.disarm();
         }
     }
 }
 
-impl<T: Send + Sync + 'static> std::task::Wake for PauseTimer<T> {
+impl<T: Send + Sync + 'static> Disarm for RunTimer<T> {
+    /// Drops the sleep (if it is not done yet), which takes the timer out
+    /// of the queue.
+    fn disarm(&self) {
+        let sleep = self.sleep.lock().unwrap_or_else(|e| e.into_inner()).take();
+        drop(sleep);
+    }
+}
+
+impl<T: Send + Sync + 'static> std::task::Wake for RunTimer<T> {
     fn wake(self: Arc<Self>) {
         self.poll();
     }
@@ -781,7 +841,7 @@ async fn run_ready<T: Send + Sync + 'static>(mut runner: Member<T>) {
             let more = if !batch.begun.is_empty() {
                 Some(true)
             } else if budget > 0 {
-                Some(core.next_attempts(now, lane::current(), &mut batch.begun))
+                Some(core.next_attempts(now, lane::current(), &mut batch.begun, &mut fx))
             } else {
                 None
             };
@@ -1494,7 +1554,7 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
             return Ok(());
         };
         // The timeout first: it applies whatever becomes of this future.
-        let timer = PauseTimer::start(&self.shared, i, request, timeout);
+        let timer = RunTimer::start_pause(&self.shared, i, request, timeout);
         let shared = Arc::clone(&self.shared);
         let watch = crate::spawn(async move {
             // No deadline here: the timer applies it (and records the
@@ -1503,7 +1563,7 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
             shared.lock().pause_result(i, outcome)
         });
         let result = watch.await;
-        PauseTimer::disarm(&timer);
+        RunTimer::disarm_weak(&timer);
         match result {
             Ok(result) => result,
             // The watcher did not finish: it was dropped (its executor
@@ -1895,10 +1955,12 @@ mod tests {
         .unwrap();
         // This thread takes `x`'s attempt, as a runner would...
         let mut begun = Vec::new();
-        assert!(run
-            .shared
-            .lock()
-            .next_attempts(Instant::now(), lane::current(), &mut begun));
+        assert!(run.shared.lock().next_attempts(
+            Instant::now(),
+            lane::current(),
+            &mut begun,
+            &mut Effects::default()
+        ));
         // ... and another one runs it, as a hand-off stolen by an idle worker.
         let apart = Member::new(&run.shared, Role::Apart(begun));
         std::thread::Builder::new()

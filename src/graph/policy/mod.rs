@@ -32,14 +32,17 @@
 //!   `budget.release(&demand[node])` when it ends. The core keeps the
 //!   demand of a task paused at a checkpoint (releasing it would make
 //!   resume wait for capacity); `RunHandle::pause` and `Blocked`'s text
-//!   say so.
+//!   say so. When the loop ends with tasks left,
+//!   `ready.next_reorder(now, fits)` says when aging may next let one
+//!   start with nothing else happening; the core then dispatches again
+//!   (a timer of the run, see "Runners" in `core.rs`).
 //! * **Pause**: `Pending` -> mark paused with `PausedFrom::Pending`;
 //!   `Ready` -> `ready.remove(node)`, keep its `ready_since`, mark
 //!   `PausedFrom::Ready`; `Running` -> `control.request_pause()` on the
 //!   task's [`PauseControl`] (one per running task, the body reaches it
 //!   through `Inputs::checkpoint`, which takes the pause and records the
 //!   task as paused from `Running` under the lock). The pause timeout is a
-//!   timer outside any task (`PauseTimer` in `run.rs`, so no task group of
+//!   timer outside any task (`RunTimer` in `run.rs`, so no task group of
 //!   the caller can cancel it): when due, under the lock,
 //!   `Change::TimeOut { request }` cancels the control if that request
 //!   still waits, and the core aborts the driver and records the task as

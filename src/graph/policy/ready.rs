@@ -104,6 +104,18 @@
 //! (`Demand::new().cpu_slots(0)`), or do not wait on the graph from inside
 //! a task that holds budget (add the follow-up work as its dependents).
 //!
+//! Aging also reorders the set with no event at all: among tasks already
+//! waiting, time alone can make another task the best one (for part of
+//! every interval, or for good), or bring one into the look-ahead, and it
+//! may fit where the tasks offered before did not. The set does not see
+//! time pass, so a caller whose `pop_best` found nothing while tasks are
+//! left asks [`ReadySet::next_reorder`] when the offer may next differ (the
+//! next step of priority of a task that can be offered) and tries again
+//! then. It says `None` when no task that can be offered fits (then only
+//! freed capacity, an event, can help), with one level (whose order never
+//! changes) or with aging off. The run core arms a timer for it (see
+//! "Runners" in `core.rs`).
+//!
 //! Aging makes every task the best one eventually: let `k = ceil((ph - p) /
 //! B)` for a task `t` of base `p` ready since `r`, and any task `u` of base
 //! `<= ph` that became ready at or after `r + k * I`. Then `floor((now - r) /
@@ -605,6 +617,48 @@ impl ReadySet {
         }
         self.after_take(base);
         node
+    }
+
+    /// When aging may next change what [`pop_best`](Self::pop_best) offers,
+    /// for a caller whose `pop_best(now, fits)` just returned `None` with
+    /// tasks left: the first instant after `now` at which a task among the
+    /// first [`LOOKAHEAD`] of each level (the only ones that can be
+    /// offered, see the module docs) gains a step of priority. `None` if
+    /// time alone cannot start anything: aging is off, a single level is in
+    /// use (its order never changes), or none of those tasks fits.
+    /// `O(L * LOOKAHEAD)` plus the stale deque entries passed over: for the
+    /// slow path.
+    pub fn next_reorder(&self, now: Instant, mut fits: impl FnMut(u32) -> bool) -> Option<Instant> {
+        if self.aging.boost == 0 || self.levels.len() < 2 {
+            return None;
+        }
+        let now = self.latest.map_or(now, |l| now.max(l));
+        let offerable = self
+            .levels
+            .values()
+            .flat_map(|level| level.in_order(&self.slots).take(LOOKAHEAD));
+        let mut fitting = false;
+        let mut next: Option<Instant> = None;
+        for node in offerable {
+            fitting = fitting || fits(node);
+            let step = self.next_step(self.slot(node).ready_since, now);
+            next = match (next, step) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        next.filter(|_| fitting)
+    }
+
+    /// The first instant after `now` at which a task ready since
+    /// `ready_since` (at or before `now`) gains a step of priority: the
+    /// next multiple of the interval since it became ready. `None` past
+    /// what an `Instant` holds.
+    fn next_step(&self, ready_since: Instant, now: Instant) -> Option<Instant> {
+        let interval = self.aging.interval_ns;
+        let wait = now.saturating_duration_since(ready_since).as_nanos();
+        let steps = u64::try_from(wait).ok()? / interval + 1;
+        ready_since.checked_add(Duration::from_nanos(steps.checked_mul(interval)?))
     }
 
     /// How many tasks in the set rank above `node` at `now` (0 if `node` is

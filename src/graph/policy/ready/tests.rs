@@ -413,3 +413,53 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn next_reorder_is_the_next_step_of_an_offerable_task_if_one_fits() {
+    let t0 = Instant::now();
+    let interval = 100 * MS;
+    // One level: its order never changes.
+    let mut set = ReadySet::new(interval, 1);
+    set.insert(0, id("a"), 0, t0);
+    assert_eq!(set.next_reorder(t0 + 10 * MS, |_| true), None);
+    // Two levels: the first step after `now` of the tasks that can be
+    // offered (ready at 0 ms: steps at 100, 200...; at 30 ms: 130, 230...).
+    set.insert(1, id("b"), 5, t0 + 30 * MS);
+    assert_eq!(
+        set.next_reorder(t0 + 40 * MS, |_| true),
+        Some(t0 + interval)
+    );
+    assert_eq!(
+        set.next_reorder(t0 + 110 * MS, |_| true),
+        Some(t0 + 130 * MS)
+    );
+    // On a step, the next one.
+    assert_eq!(
+        set.next_reorder(t0 + interval, |_| true),
+        Some(t0 + 130 * MS)
+    );
+    // Nothing that could be offered fits: time alone cannot help.
+    assert_eq!(set.next_reorder(t0 + 40 * MS, |_| false), None);
+    assert_eq!(
+        set.next_reorder(t0 + 40 * MS, |n| n == 1),
+        Some(t0 + interval)
+    );
+    // A task behind LOOKAHEAD others of its level is never offered: it
+    // neither fits for the set nor sets the instant.
+    let mut deep = ReadySet::new(interval, 1);
+    for n in 0..LOOKAHEAD as u32 {
+        deep.insert(n, id(&format!("x{n}")), 0, t0 + 50 * MS);
+    }
+    deep.insert(100, id("deep"), 0, t0 + 60 * MS);
+    deep.insert(101, id("other"), 7, t0 + 70 * MS);
+    assert_eq!(deep.next_reorder(t0 + 80 * MS, |n| n == 100), None);
+    assert_eq!(
+        deep.next_reorder(t0 + 80 * MS, |n| n == 101),
+        Some(t0 + 150 * MS)
+    );
+    // Aging off: never.
+    let mut off = ReadySet::new(interval, 0);
+    off.insert(0, id("a"), 0, t0);
+    off.insert(1, id("b"), 5, t0);
+    assert_eq!(off.next_reorder(t0, |_| true), None);
+}
