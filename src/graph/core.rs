@@ -99,7 +99,8 @@
 //! and starvation"). So a runner that leaves the ranked set with tasks in
 //! it asks [`ReadySet::next_reorder`] when the offer may next differ and,
 //! if it may start something then, arms the run's *dispatch timer* for
-//! that instant (one per run: [`Release::Arm`], carried out after the
+//! that instant, or [`MIN_DISPATCH_WAIT`] from now if that is later (one
+//! per run: [`Release::Arm`], carried out after the
 //! lock; an earlier one armed stays, a later one is disarmed), which asks
 //! for runners when due ([`Core::dispatch_timer_due`]). A timer whose
 //! instant no longer stands (another was armed) does nothing when due; the
@@ -612,6 +613,12 @@ impl<T> Core<T> {
 /// hands its rest off anyway (see `run.rs`).
 pub(crate) const MAX_BATCH: usize = 32;
 
+/// The shortest wait the dispatch timer is armed for (see "Runners" in the
+/// module docs): it bounds its firings to 1,000 a second however short the
+/// aging interval, and a task that aging alone lets start waits at most
+/// this much longer for it.
+const MIN_DISPATCH_WAIT: Duration = Duration::from_millis(1);
+
 /// How many retired bodies the run's waiter takes at a time while the run
 /// goes on (see [`Core::sweep_retired`]).
 pub(crate) const SWEEP_CHUNK: usize = 1024;
@@ -1118,6 +1125,11 @@ impl<T> Core<T> {
         let Some(at) = set.next_reorder(now, fits) else {
             return;
         };
+        // Not sooner than this: with a tiny aging interval the offer can
+        // change every few nanoseconds, and each firing takes the lock.
+        let at = now
+            .checked_add(MIN_DISPATCH_WAIT)
+            .map_or(at, |soonest| at.max(soonest));
         if self.dispatch_timer.as_ref().is_some_and(|t| t.at <= at) {
             return; // the runners it asks for look again first
         }
