@@ -7,6 +7,7 @@
 // Each test binary uses a different subset of these helpers.
 #![allow(dead_code)]
 
+pub mod full_ring;
 pub mod pause;
 
 use std::any::Any;
