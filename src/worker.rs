@@ -35,8 +35,7 @@
 //!   task's **completion** (the awaiter of its handle): a task awaiting many
 //!   handles in turn would otherwise run once per completion, only to find
 //!   the next handle not ready. While the ring has no room for work waiting
-//!   elsewhere, a task that woke itself goes to the injector instead (see
-//!   "A full ring").
+//!   elsewhere, either goes to the injector instead (see "A full ring").
 //!
 //! # After a burst
 //!
@@ -95,20 +94,24 @@
 //!
 //! A task that wakes itself is requeued into the slot its own pop freed,
 //! so a ring filled with such tasks stays full: no push overflows it, and
-//! it never runs empty. The global tick moves work in only where there is
-//! room (an overflow would send older tasks behind newer ones), so tasks
-//! in the overflow queue and outside work would wait until those tasks
-//! stopped waking themselves, and for good if they wait on one of them.
-//! So a global tick that leaves work waiting elsewhere with less than half
-//! a ring of room sets a mark: until the next tick, a task that wakes
-//! itself goes to the back of the injector rather than of the ring. Each
-//! such poll frees a slot, and the next ticks move the waiting work in as
-//! usual, oldest first (the overflow queue, then the outside poster's
-//! ring and the injector, where the requeued tasks wait behind what was
-//! posted before them). Nothing is reordered that the order promises
-//! cover: those are about tasks not yet started, and only started tasks
-//! move. One look at a `Cell` per self-wake; the requeues pay the
-//! injector's lock-free push and wake-up check only while the mark is set.
+//! it never runs empty. So does a ring of tasks that each spawn a child
+//! and await it: the child takes the slot its parent's pop freed, and its
+//! completion requeues the parent into the slot the child's pop freed.
+//! The global tick moves work in only where there is room (an overflow
+//! would send older tasks behind newer ones), so tasks in the overflow
+//! queue and outside work would wait until those tasks stopped coming
+//! back, and for good if they wait on one of them. So a global tick that
+//! leaves work waiting elsewhere with less than half a ring of room sets
+//! a mark: until the next tick, a task that wakes itself, or that the
+//! running task's completion wakes, goes to the back of the injector
+//! rather than of the ring. Each such poll frees a slot, and the next
+//! ticks move the waiting work in as usual, oldest first (the overflow
+//! queue, then the outside poster's ring and the injector, where the
+//! requeued tasks wait behind what was posted before them). Nothing is
+//! reordered that the order promises cover: those are about tasks not yet
+//! started, and only started tasks move. One look at a `Cell` per such
+//! wake; the requeues pay the injector's lock-free push and wake-up check
+//! only while the mark is set.
 //!
 //! # Waking another worker
 //!
@@ -203,8 +206,9 @@ pub(crate) struct Worker {
     /// to the overflow queue (see "After a burst" in the module docs).
     overflowed: Cell<bool>,
     /// Set by a global tick that left work waiting for room in the ring:
-    /// until the next, tasks that wake themselves go to the injector (see
-    /// "A full ring" in the module docs).
+    /// until the next, tasks that wake themselves (or that the running
+    /// task's completion wakes) go to the injector (see "A full ring" in
+    /// the module docs).
     spills_self_wakes: Cell<bool>,
     parker: Parker,
     rng: Cell<u32>,
@@ -319,12 +323,12 @@ impl Worker {
     pub(crate) fn schedule_woken(&self, task: Runnable, woke_itself: bool) {
         if woke_itself {
             self.self_wakes.set(self.self_wakes.get().wrapping_add(1));
+        }
+        if woke_itself || context::running_task_completed() {
             if self.spills_self_wakes.get() {
                 self.shared.requeue_outside(task);
                 return;
             }
-        }
-        if woke_itself || context::running_task_completed() {
             self.push_new(task);
             return;
         }
