@@ -3,8 +3,10 @@
 //! queue, and tasks posted from outside, must still get their turn at a
 //! global tick. A cap on the total of rounds keeps a failure finite.
 
+use std::future::poll_fn;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
+use std::task::{Poll, Waker};
 use std::thread;
 
 use super::{executor, spin_until, with_timeout, TIMEOUT};
@@ -24,20 +26,63 @@ pub enum Round {
     /// pop freed, and the child's completion requeues the parent into the
     /// slot the child's pop freed.
     AwaitChild,
+    /// Waits for its turn, then hands it to its partner (the looper spawned
+    /// beside it), whom it wakes: the partner goes into the LIFO slot, and
+    /// every few such hand-overs the slot's task goes back to the ring, into
+    /// the slot a pop freed.
+    PassBaton,
+}
+
+/// The turn two partners ([`Round::PassBaton`]) hand to each other.
+#[derive(Default)]
+struct Baton {
+    turn: AtomicUsize,
+    wakers: Mutex<[Option<Waker>; 2]>,
+}
+
+impl Baton {
+    /// Waits until it is `me`'s turn.
+    async fn turn(&self, me: usize) {
+        poll_fn(|cx| {
+            if self.turn.load(SeqCst) == me {
+                return Poll::Ready(());
+            }
+            self.wakers.lock().unwrap()[me] = Some(cx.waker().clone());
+            if self.turn.load(SeqCst) == me {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+    }
+
+    /// Gives the turn to `me`'s partner and wakes it.
+    fn pass(&self, me: usize) {
+        self.turn.store(1 - me, SeqCst);
+        let partner = self.wakers.lock().unwrap()[1 - me].take();
+        if let Some(partner) = partner {
+            partner.wake();
+        }
+    }
 }
 
 impl Round {
-    async fn run(self) {
+    async fn run(self, (baton, me): (&Baton, usize)) {
         match self {
             Round::Yield => fastexec::yield_now().await,
             Round::AwaitChild => fastexec::spawn(async {}).await.unwrap(),
+            Round::PassBaton => {
+                baton.turn(me).await;
+                baton.pass(me);
+            }
         }
     }
 }
 
 /// Spawns `loopers` tasks from a task of `ex`'s one worker (into its ring,
-/// the rest overflowing); each counts itself in `started`, then does
-/// `round` until `all` have started or the rounds reach [`ROUND_CAP`], and
+/// the rest overflowing), two by two partners; each counts itself in
+/// `started`, then does `round` until `all` have started or the rounds reach [`ROUND_CAP`], and
 /// sends whether `all` had started. Returns the receiver of those answers.
 fn spawn_loopers(
     ex: &fastexec::Executor,
@@ -48,13 +93,20 @@ fn spawn_loopers(
     let (done_tx, done_rx) = mpsc::channel::<bool>();
     let (started, rounds) = (started.clone(), rounds.clone());
     ex.spawn(async move {
-        for _ in 0..loopers {
+        let mut baton = Arc::new(Baton::default());
+        for i in 0..loopers {
+            if i % 2 == 0 {
+                baton = Arc::new(Baton::default());
+            }
             let (started, rounds, done_tx) = (started.clone(), rounds.clone(), done_tx.clone());
+            let baton = baton.clone();
             fastexec::spawn(async move {
                 started.fetch_add(1, SeqCst);
                 while started.load(SeqCst) < all && rounds.fetch_add(1, SeqCst) < ROUND_CAP {
-                    round.run().await;
+                    round.run((&baton, i % 2)).await;
                 }
+                // A partner waiting for its turn gets it, and stops too.
+                baton.pass(i % 2);
                 let _ = done_tx.send(started.load(SeqCst) == all);
             })
             .detach();
