@@ -478,8 +478,9 @@ impl Shared {
     }
 
     /// Queues a task that woke itself (or that the running task's
-    /// completion woke) on a worker whose ring has no room for the work
-    /// waiting elsewhere at the back of the injector (worker.rs,
+    /// completion woke, or that the LIFO slot gave back) on a worker whose
+    /// ring has no room for the work waiting elsewhere at the back of the
+    /// injector (worker.rs,
     /// "A full ring"): never into the outside poster's ring, whose order
     /// promise is for tasks its owner posted.
     pub(crate) fn requeue_outside(&self, task: Runnable) {

@@ -95,23 +95,27 @@
 //! A task that wakes itself is requeued into the slot its own pop freed,
 //! so a ring filled with such tasks stays full: no push overflows it, and
 //! it never runs empty. So does a ring of tasks that each spawn a child
-//! and await it: the child takes the slot its parent's pop freed, and its
-//! completion requeues the parent into the slot the child's pop freed.
-//! The global tick moves work in only where there is room (an overflow
-//! would send older tasks behind newer ones), so tasks in the overflow
-//! queue and outside work would wait until those tasks stopped coming
-//! back, and for good if they wait on one of them. So a global tick that
-//! leaves work waiting elsewhere with less than half a ring of room sets
-//! a mark: until the next tick, a task that wakes itself, or that the
-//! running task's completion wakes, goes to the back of the injector
-//! rather than of the ring. Each such poll frees a slot, and the next
-//! ticks move the waiting work in as usual, oldest first (the overflow
-//! queue, then the outside poster's ring and the injector, where the
-//! requeued tasks wait behind what was posted before them). Nothing is
-//! reordered that the order promises cover: those are about tasks not yet
-//! started, and only started tasks move. One look at a `Cell` per such
-//! wake; the requeues pay the injector's lock-free push and wake-up check
-//! only while the mark is set.
+//! and await it (the child takes the slot its parent's pop freed, and its
+//! completion requeues the parent into the slot the child's pop freed),
+//! and a ring of tasks that wake one another (a wake goes into the LIFO
+//! slot, and the task the slot gives back, replaced or at the end of a
+//! streak, into the slot a pop freed). The global tick moves work in only
+//! where there is room (an overflow would send older tasks behind newer
+//! ones), so tasks in the overflow queue and outside work would wait
+//! until those tasks stopped coming back, and for good if they wait on
+//! one of them. So a global tick that leaves work waiting elsewhere with
+//! less than half a ring of room sets a mark: until the next tick, a task
+//! that wakes itself, or that the running task's completion wakes, or
+//! that the LIFO slot gives back, goes to the back of the injector rather
+//! than of the ring. Each such requeue frees a slot, and the next ticks
+//! move the waiting work in as usual, oldest first (the overflow queue,
+//! then the outside poster's ring and the injector, where the requeued
+//! tasks wait behind what was posted before them). Nothing is reordered
+//! that the order promises cover: those are about tasks spawned or posted
+//! and not yet started, and what moves has started, or is a dependent
+//! queued as a wake (`deps`), whose start order none promises. One look
+//! at a `Cell` per such wake or give-back; the requeues pay the
+//! injector's lock-free push and wake-up check only while the mark is set.
 //!
 //! # Waking another worker
 //!
@@ -207,8 +211,8 @@ pub(crate) struct Worker {
     overflowed: Cell<bool>,
     /// Set by a global tick that left work waiting for room in the ring:
     /// until the next, tasks that wake themselves (or that the running
-    /// task's completion wakes) go to the injector (see "A full ring" in
-    /// the module docs).
+    /// task's completion wakes, or that the LIFO slot gives back) go to the
+    /// injector (see "A full ring" in the module docs).
     spills_self_wakes: Cell<bool>,
     parker: Parker,
     rng: Cell<u32>,
@@ -333,9 +337,21 @@ impl Worker {
             return;
         }
         if let Some(previous) = self.lifo.put(task) {
-            self.local.push_back(previous, &*self.shared);
+            self.push_back_or_spill(previous);
         }
         self.notify_after_push();
+    }
+
+    /// Queues a task the LIFO slot gives back (replaced, or at the end of a
+    /// streak) at the back of the ring, or of the injector while the mark
+    /// of "A full ring" (module docs) is set.
+    #[inline]
+    fn push_back_or_spill(&self, task: Runnable) {
+        if self.spills_self_wakes.get() {
+            self.shared.requeue_outside(task);
+        } else {
+            self.local.push_back(task, &*self.shared);
+        }
     }
 
     /// The search order, in one place (see the module docs).
@@ -417,7 +433,7 @@ impl Worker {
         }
         // Let the ring have a turn; the LIFO task waits behind it.
         self.lifo_streak.set(0);
-        self.local.push_back(task, &*self.shared);
+        self.push_back_or_spill(task);
         None
     }
 

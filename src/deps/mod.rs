@@ -47,7 +47,9 @@
 //! finishes walks its list once, decrementing each dependent's counter, and
 //! the decrement that reaches zero queues the dependent's task as a wake
 //! would (by the task's schedule function: on the releasing worker, next in
-//! line). When first polled, the task reads its dependencies' outputs,
+//! line, or at the back of the injector while that worker's ring has no
+//! room for work waiting elsewhere; `worker.rs`, "A full ring"). When
+//! first polled, the task reads its dependencies' outputs,
 //! drops its hold on them and calls the body. A failed dependency instead
 //! fails each dependent at once, which drops its task unpolled. Cost: two
 //! allocations per dependent (node and task; a `()` output is shared, not
