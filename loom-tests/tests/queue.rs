@@ -202,6 +202,52 @@ fn ordered_push_many_against_batch_steal() {
     });
 }
 
+/// A batch steal into a thief's ring with room for fewer than half the
+/// victim's items (`steal_batch_into` takes as many as fit, the oldest),
+/// while the victim's owner pops and another thread steals from the
+/// thief's ring: the slots that thread has claimed are not room yet, and
+/// the copy must write only into free slots. Every item of both rings is
+/// taken exactly once, and the thief's batch is a run of its victim's
+/// oldest items.
+#[test]
+fn batch_steal_into_a_nearly_full_ring() {
+    loom::model(|| {
+        let injector = Arc::new(Injector::default());
+        let (owner, steal) = local::<usize>();
+        for item in 0..CAPACITY {
+            owner.push_back_in_order(item, &*injector);
+        }
+        let thief = thread::spawn(move || {
+            let spill = Injector::default();
+            let (mine, mine_steal) = local::<usize>();
+            // Room for one: less than half a ring.
+            for item in CAPACITY..2 * CAPACITY - 1 {
+                mine.push_back(item, &spill);
+            }
+            let other = spawn_thief(mine_steal);
+            let n = steal.steal_batch_into(&mine);
+            assert!((1..=CAPACITY / 2).contains(&n), "took {n}");
+            let mut got = Vec::new();
+            drain(&mine, &mut got);
+            // The other thread may steal some of the batch too, once the
+            // thief's own pops have taken the ring down to it.
+            got.extend(other.join().unwrap());
+            let mut batch: Vec<usize> = got.iter().copied().filter(|&i| i < CAPACITY).collect();
+            batch.sort_unstable();
+            assert_eq!(batch.len(), n);
+            assert!(batch.windows(2).all(|w| w[0] + 1 == w[1]), "{batch:?}");
+            got.extend(spill.0.lock().unwrap().drain(..));
+            got
+        });
+        let mut got = Vec::new();
+        got.extend(owner.pop());
+        got.extend(thief.join().unwrap());
+        drain(&owner, &mut got);
+        got.extend(injector.0.lock().unwrap().drain(..));
+        assert_conserved(got, 2 * CAPACITY - 1);
+    });
+}
+
 /// A ring without thieves (`solo`, a lone worker's): the owner pushes past
 /// capacity and pops without a CAS while another thread tries both steals
 /// through the ring's handle. That thread takes nothing, and the owner's
