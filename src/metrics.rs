@@ -318,7 +318,9 @@ pub struct Metrics {
     pub worker_queue_depths: Vec<usize>,
     /// Tasks posted from outside the workers and not yet taken by one: in
     /// the global injector and in the ring of the first outside thread that
-    /// posted (the executor's module docs).
+    /// posted (the executor's module docs). The injector also holds the
+    /// tasks a worker whose ring had no room for waiting work requeued
+    /// there (`worker.rs`, "A full ring"), counted here too.
     pub injector_depth: usize,
     /// Tasks queued with [`Priority::High`](crate::Priority) and
     /// [`Priority::Low`](crate::Priority), in that order.
