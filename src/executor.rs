@@ -485,6 +485,9 @@ impl Shared {
     /// promise is for tasks its owner posted.
     pub(crate) fn requeue_outside(&self, task: Runnable) {
         match self.injector.push(task) {
+            // A lone worker is the one pushing: no one to wake (and no
+            // `SeqCst` fence for each requeue while the mark lasts).
+            Ok(()) if self.workers() == 1 => {}
             Ok(()) => self.notify_one(),
             // After shutdown, dropping the task drops its future, as `inject` does.
             Err(PushError::Closed(task) | PushError::Full(task)) => drop(task),

@@ -656,6 +656,8 @@ impl Worker {
     /// Returns whether this worker held the timer role while it slept (it
     /// has given it back).
     pub(crate) fn park(&self) -> bool {
+        // Nothing is queued here: the room it waited for is there.
+        self.spills_self_wakes.set(false);
         let idle = self.shared.idle();
         let was_searching = self.searching.replace(false);
         if idle.transition_to_parked(self.index, was_searching) && self.shared.has_visible_work() {
