@@ -155,26 +155,23 @@ pub(crate) fn release_finished() {
     }
 }
 
-/// The membership of the task that completed in its last poll on this
-/// thread, while its guard waits for [`release_finished`]: async-task drops
-/// a detached task's output in that window, and the output's destructor
-/// runs in the task's groups (see `task/mod.rs`). `None` outside that
-/// window, for a task in no group, or while this thread's thread-local
-/// state is being torn down.
+/// Takes out the guard of the task that completed in its last poll on this
+/// thread, while it waits for [`release_finished`]: async-task drops a
+/// detached task's output in that window, and the output's destructor
+/// runs in the task's groups (see `task/mod.rs`), holding the guard
+/// meanwhile, to hand it back with [`stash_finished`] once the output is
+/// dropped. Held there rather than here, the guard is out of reach of a
+/// `block_on` in the destructor: the tasks it runs on this thread release
+/// what is stashed here after each run, which would let the task's groups
+/// count it as finished while its output is still being dropped. `None`
+/// outside that window, for a task in no group, or while this thread's
+/// thread-local state is being torn down.
 #[cold]
-pub(crate) fn finished_membership() -> Option<MembershipArc> {
+pub(crate) fn take_finished() -> Option<MemberGuard> {
     if COMPLETION.get() != Completed::WithGuard || !can_install_membership() {
         return None;
     }
-    FINISHED
-        .try_with(|finished| {
-            let guard = finished.take();
-            let membership = guard.as_ref().and_then(|g| g.membership().cloned());
-            finished.set(guard);
-            membership
-        })
-        .ok()
-        .flatten()
+    FINISHED.try_with(Cell::take).ok().flatten()
 }
 
 /// Whether the task being run on this thread has completed (its output is

@@ -327,11 +327,18 @@ impl<T> Drop for TaskOutput<T> {
 /// as the task completes, after its poll: the task's membership, held for
 /// release until then, is lent out meanwhile, so that a task the output's
 /// destructor spawns joins the task's groups, as one its poll spawned
-/// would ([`context::finished_membership`]).
+/// would ([`context::take_finished`]). The guard is held here meanwhile,
+/// and handed back after, so the task counts in its groups until its
+/// output is dropped, even if the destructor runs other tasks (in a
+/// `block_on`) on this thread.
 #[cold]
 #[inline(never)]
 fn drop_output_caught<T>(output: &mut ManuallyDrop<T>) {
-    let outer = context::finished_membership().map(|m| context::replace_membership(Some(m)));
+    let finished = context::take_finished();
+    let outer = finished
+        .as_ref()
+        .and_then(MemberGuard::membership)
+        .map(|m| context::replace_membership(Some(m.clone())));
     // SAFETY: called once, from the drop of the wrapper holding `output`
     // (`TaskOutput` or `CaughtPanic`), while it still holds its value (their
     // `into_inner` does not run the wrapper's drop); the wrapper is gone
@@ -344,6 +351,9 @@ fn drop_output_caught<T>(output: &mut ManuallyDrop<T>) {
     }
     if let Some(outer) = outer {
         drop(context::replace_membership(outer));
+    }
+    if let Some(finished) = finished {
+        context::stash_finished(finished);
     }
 }
 
