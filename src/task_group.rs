@@ -452,8 +452,10 @@ fn count_in_explicit_groups(membership: &Membership, count: fn(&GroupInner)) {
 /// every task a member spawns, transitively, with [`spawn`](crate::spawn) or
 /// otherwise: membership is inherited through thread-local state while a
 /// member runs, and while its future is dropped (aborted, say), so a task
-/// its destructor spawns is a member too. [`wait`](TaskGroup::wait)
-/// resolves when no member is left.
+/// its destructor spawns is a member too (unless this group was cancelled
+/// by then, see [`cancel`](TaskGroup::cancel): such a task counts in the
+/// member's other groups only). [`wait`](TaskGroup::wait) resolves when no
+/// member is left.
 ///
 /// A member spawned inside a task or a `block_on` also counts in the groups
 /// of that scope, so `block_on` still waits for everything spawned under it.
