@@ -106,7 +106,14 @@
 //! instant no longer stands (another was armed) does nothing when due; the
 //! run disarms its timer when it is stopped or finishes. Neither the FIFO
 //! queue, nor a single priority level, nor a run with aging off ever arms
-//! one.
+//! one. With nothing else happening, the offer repeats every aging
+//! interval (every ready task gains the same per interval), so a chain of
+//! firings that has seen one whole interval go by since its first without
+//! a task started or runners asked for by anything else stops there
+//! (`Core::quiet_since`): a run waiting for capacity that a task which
+//! fits can never be offered (it stays behind [`LOOKAHEAD`](super::LOOKAHEAD) tasks that
+//! always outrank it) costs one interval of firings, not firings for as
+//! long as it waits.
 
 use std::collections::{HashMap, VecDeque};
 use std::mem;
@@ -542,6 +549,12 @@ pub(crate) struct Core<T> {
     /// many were armed so far.
     dispatch_timer: Option<DispatchTimer>,
     dispatch_timers: u64,
+    /// When the dispatch timers firing one after the other began, if
+    /// nothing has asked for runners or started a task since: then the
+    /// offer has only moved with time, which repeats it every aging
+    /// interval, so a chain that has seen a whole interval go by without
+    /// starting anything stops (see "Runners" in the module docs).
+    quiet_since: Option<Instant>,
     /// Nodes not in a terminal state.
     live: usize,
     stopped: bool,
@@ -589,6 +602,7 @@ impl<T> Core<T> {
             max_runners: default_runners(),
             dispatch_timer: None,
             dispatch_timers: 0,
+            quiet_since: None,
             live: 0,
             stopped: false,
             fail_fast: false,
@@ -615,8 +629,8 @@ pub(crate) const MAX_BATCH: usize = 32;
 
 /// The shortest wait the dispatch timer is armed for (see "Runners" in the
 /// module docs): it bounds its firings to 1,000 a second however short the
-/// aging interval, and a task that aging alone lets start waits at most
-/// this much longer for it.
+/// aging interval. A window shorter than this in which aging alone lets a
+/// task start may be passed over (then the next such window starts it).
 const MIN_DISPATCH_WAIT: Duration = Duration::from_millis(1);
 
 /// How many retired bodies the run's waiter takes at a time while the run
@@ -1044,6 +1058,9 @@ impl<T> Core<T> {
     /// runner came back first, only leaves.
     #[inline]
     pub(crate) fn wake_runners(&mut self, fx: &mut Effects<T>) {
+        // Something changed: the dispatch timers look for a whole interval
+        // again.
+        self.quiet_since = None;
         let queued = u32::try_from(self.ready.len()).unwrap_or(u32::MAX);
         let unclaimed = queued.saturating_sub(u32::from(fx.runner_here));
         let wanted = unclaimed.min(self.max_runners.saturating_sub(self.runners));
@@ -1101,6 +1118,7 @@ impl<T> Core<T> {
             }
             let start = self.start_attempt(i, now, lane);
             batch.push(start);
+            self.quiet_since = None;
         }
         if batch.is_empty() {
             self.runners -= 1;
@@ -1130,6 +1148,14 @@ impl<T> Core<T> {
         let at = now
             .checked_add(MIN_DISPATCH_WAIT)
             .map_or(at, |soonest| at.max(soonest));
+        // A chain of firings that has seen every offer time alone makes
+        // (one aging interval) start nothing would see them again.
+        let period_end = self
+            .quiet_since
+            .and_then(|since| since.checked_add(self.aging.0));
+        if period_end.is_some_and(|end| at >= end) {
+            return;
+        }
         if self.dispatch_timer.as_ref().is_some_and(|t| t.at <= at) {
             return; // the runners it asks for look again first
         }
@@ -1168,9 +1194,11 @@ impl<T> Core<T> {
             .as_ref()
             .is_some_and(|t| t.number == number)
         {
-            self.dispatch_timer = None;
+            let armed = self.dispatch_timer.take().map(|t| t.at);
             if fired {
+                let quiet_since = self.quiet_since.or(armed);
                 self.wake_runners(fx);
+                self.quiet_since = quiet_since;
             }
         }
     }
@@ -2175,6 +2203,69 @@ mod tests {
         assert!(core.index.capacity() >= 100);
         assert!(core.retired.capacity() >= 100);
         assert!(matches!(&core.ready, Ready::Fifo(queue) if queue.capacity() >= 100));
+    }
+
+    /// The dispatch timer armed in `fx`, if any.
+    fn armed(fx: &Effects<u32>) -> Option<(Instant, u64)> {
+        fx.release.iter().find_map(|r| match r {
+            Release::Arm { at, number } => Some((*at, *number)),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn dispatch_timers_stop_after_an_interval_in_which_time_alone_started_nothing() {
+        // Two cpu slots, one held by `hold`. The bigs need both and always
+        // outrank `small` (10 apart and ready as early), which fits but,
+        // behind `LOOKAHEAD` of them, is never offered.
+        let interval = Duration::from_millis(100);
+        let config = SchedulerConfig::new()
+            .with_cpu_slots(2)
+            .with_aging(interval, 1);
+        let mut core = Core::<u32>::new(&config);
+        let task = |id: String, priority: i32, cpu: u64| {
+            Task::sync(id, |_| Ok(0)).priority(priority).cpu(cpu)
+        };
+        let mut tasks = vec![task("hold".into(), 1000, 1), task("small".into(), 0, 1)];
+        let bigs =
+            (0..super::super::LOOKAHEAD as i32).map(|n| task(format!("big-{n}"), 10 * (n + 1), 2));
+        tasks.extend(bigs);
+        let t0 = Instant::now();
+        let mut fx = Effects::default();
+        let _ = core
+            .add(&mut tasks, false)
+            .map_err(|e| e.to_string())
+            .unwrap();
+        core.prepare_run(Some(2), t0, &mut fx);
+        let mut batch = Vec::new();
+        assert!(
+            core.next_attempts(t0, 0, &mut batch, &mut fx),
+            "`hold` starts"
+        );
+        let (mut now, mut arms) = (t0, 0);
+        let mut fx = Effects::default();
+        while !core.next_attempts(now, 0, &mut Vec::new(), &mut fx) {
+            let Some((at, number)) = armed(&fx) else {
+                break;
+            };
+            assert!(at > now, "armed for later");
+            arms += 1;
+            assert!(arms <= 3, "still armed after {:?}", at - t0);
+            (now, fx) = (at, Effects::default());
+            core.dispatch_timer_due(number, true, &mut fx);
+            fx = Effects::default();
+        }
+        assert!(arms >= 1, "armed once at least: `small` fits");
+        // Something that changes the offer (here a task made ready) has the
+        // timers look for a whole interval again.
+        let mut more = vec![task("later".into(), 5, 2)];
+        let _ = core
+            .add(&mut more, true)
+            .map_err(|e| e.to_string())
+            .unwrap();
+        let mut fx = Effects::default();
+        assert!(!core.next_attempts(now, 0, &mut Vec::new(), &mut fx));
+        assert!(armed(&fx).is_some(), "armed again after the change");
     }
 
     #[test]

@@ -623,9 +623,12 @@ impl ReadySet {
     /// for a caller whose `pop_best(now, fits)` just returned `None` with
     /// tasks left: the first instant after `now` at which a task among the
     /// first [`LOOKAHEAD`] of each level (the only ones that can be
-    /// offered, see the module docs) gains a step of priority. `None` if
-    /// time alone cannot start anything: aging is off, a single level is in
-    /// use (its order never changes), or none of those tasks fits.
+    /// offered, see the module docs) gains a step of priority. `None` when
+    /// time alone surely cannot start anything: aging is off, a single
+    /// level is in use (its order never changes), or none of those tasks
+    /// fits. `Some` does not promise a start then: a task that fits may
+    /// stay behind [`LOOKAHEAD`] that always outrank it (the caller bounds
+    /// how long it keeps asking: `core.rs`, "Runners").
     /// `O(L * LOOKAHEAD)` plus the stale deque entries passed over: for the
     /// slow path.
     pub fn next_reorder(&self, now: Instant, mut fits: impl FnMut(u32) -> bool) -> Option<Instant> {
