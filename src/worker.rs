@@ -213,7 +213,7 @@ pub(crate) struct Worker {
     /// until the next, tasks that wake themselves (or that the running
     /// task's completion wakes, or that the LIFO slot gives back) go to the
     /// injector (see "A full ring" in the module docs).
-    spills_self_wakes: Cell<bool>,
+    spills_requeues: Cell<bool>,
     parker: Parker,
     rng: Cell<u32>,
     /// This worker's metrics, on their own cache line (`metrics.rs`).
@@ -239,7 +239,7 @@ impl Worker {
             takes_lone_tasks: Cell::new(false),
             self_wakes: Cell::new(0),
             overflowed: Cell::new(false),
-            spills_self_wakes: Cell::new(false),
+            spills_requeues: Cell::new(false),
             parker,
             // Any odd seed works for xorshift; spread workers apart.
             rng: Cell::new((index as u32).wrapping_mul(0x9E37_79B9) | 1),
@@ -329,7 +329,7 @@ impl Worker {
             self.self_wakes.set(self.self_wakes.get().wrapping_add(1));
         }
         if woke_itself || context::running_task_completed() {
-            if self.spills_self_wakes.get() {
+            if self.spills_requeues.get() {
                 self.shared.requeue_outside(task);
                 return;
             }
@@ -347,7 +347,7 @@ impl Worker {
     /// of "A full ring" (module docs) is set.
     #[inline]
     fn push_back_or_spill(&self, task: Runnable) {
-        if self.spills_self_wakes.get() {
+        if self.spills_requeues.get() {
             self.shared.requeue_outside(task);
         } else {
             self.local.push_back(task, &*self.shared);
@@ -399,7 +399,7 @@ impl Worker {
         // tasks that keep waking each other (they requeue behind it), and
         // tasks posted from outside still start in order.
         self.move_injected_to_ring();
-        self.spills_self_wakes.set(self.work_waits_for_room());
+        self.spills_requeues.set(self.work_waits_for_room());
         self.offer_core_if_spinning();
     }
 
@@ -657,7 +657,7 @@ impl Worker {
     /// has given it back).
     pub(crate) fn park(&self) -> bool {
         // Nothing is queued here: the room it waited for is there.
-        self.spills_self_wakes.set(false);
+        self.spills_requeues.set(false);
         let idle = self.shared.idle();
         let was_searching = self.searching.replace(false);
         if idle.transition_to_parked(self.index, was_searching) && self.shared.has_visible_work() {
