@@ -10,7 +10,9 @@
 //!   resort, which that `block_on` does not fire, and hung.
 //!
 //! Either way the blocking job, and the executor's drop waiting for it,
-//! hung.
+//! hung. So did the simple case after a `reset` of the sleep (an
+//! interval's tick does one) between the two: the sleep registered again
+//! in the last resort it had left, not in the executor polled under.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -34,6 +36,8 @@ struct Nest {
     sleep: Pin<Box<Sleep>>,
     registered: Option<mpsc::Sender<()>>,
     nested: Option<fastexec::Executor>,
+    /// Resets the sleep (to its own deadline) before the nested call.
+    reset: bool,
 }
 
 impl Future for Nest {
@@ -47,6 +51,10 @@ impl Future for Nest {
             return Poll::Pending;
         }
         if self.sleep.as_mut().poll(cx).is_pending() {
+            if self.reset {
+                let deadline = self.sleep.deadline();
+                self.sleep.reset(deadline);
+            }
             match self.nested.take() {
                 Some(nested) => nested.block_on(self.sleep.as_mut()),
                 None => fastexec::block_on(self.sleep.as_mut()),
@@ -56,7 +64,7 @@ impl Future for Nest {
     }
 }
 
-fn sleep_fires_in_a_nested_block_on(nested: Option<fastexec::Executor>) {
+fn sleep_fires_in_a_nested_block_on(nested: Option<fastexec::Executor>, reset: bool) {
     with_timeout(move || {
         let executor = support::executor(1);
         let (registered_tx, registered_rx) = mpsc::channel();
@@ -65,6 +73,7 @@ fn sleep_fires_in_a_nested_block_on(nested: Option<fastexec::Executor>) {
                 sleep: Box::pin(sleep(SLEEP)),
                 registered: Some(registered_tx),
                 nested,
+                reset,
             })
         });
         registered_rx.recv().unwrap();
@@ -77,10 +86,20 @@ fn sleep_fires_in_a_nested_block_on(nested: Option<fastexec::Executor>) {
 
 #[test]
 fn a_sleep_kept_by_an_outer_block_on_fires_in_a_nested_one() {
-    sleep_fires_in_a_nested_block_on(None);
+    sleep_fires_in_a_nested_block_on(None, false);
 }
 
 #[test]
 fn a_sleep_kept_by_an_outer_block_on_fires_in_a_nested_simple_block_on() {
-    sleep_fires_in_a_nested_block_on(Some(support::simple_executor(7)));
+    sleep_fires_in_a_nested_block_on(Some(support::simple_executor(7)), false);
+}
+
+#[test]
+fn a_sleep_kept_by_an_outer_block_on_and_reset_fires_in_a_nested_simple_block_on() {
+    sleep_fires_in_a_nested_block_on(Some(support::simple_executor(7)), true);
+}
+
+#[test]
+fn a_sleep_kept_by_an_outer_block_on_and_reset_fires_in_a_nested_one() {
+    sleep_fires_in_a_nested_block_on(None, true);
 }
