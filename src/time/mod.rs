@@ -239,6 +239,15 @@ impl Timer {
             }
             return;
         }
+        if self.last_resort {
+            // Reset since it was put in the last resort: register where
+            // `leave_last_resort` would move it, if that queue takes it.
+            self.leave_last_resort(deadline, cx);
+            if self.key.is_some() {
+                return;
+            }
+        }
+        let queue = self.queue.as_ref().expect("set above");
         // First poll, or the entry fired between the caller's clock read
         // and now: (re-)insert; a due entry fires at once.
         self.key = queue.insert(deadline, cx.waker());
@@ -272,6 +281,7 @@ impl Timer {
     /// only a `block_on` that sleeps on a parker fires the last resort, and
     /// another executor's `block_on` nested in it (the simple scheduler's)
     /// would wait for the timer for ever. Never starts the global executor.
+    /// Also for a timer with no entry (reset since): it registers there.
     #[cold]
     fn leave_last_resort(&mut self, deadline: Instant, cx: &Context<'_>) {
         let current =
