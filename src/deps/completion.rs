@@ -123,7 +123,8 @@ impl<T: Send + Sync + 'static> Completion<T> {
     /// [`JoinHandle::shared`](crate::JoinHandle::shared), the task behind
     /// the handle is aborted. Its completion then reports
     /// [`CompletionError::Cancelled`] and its dependents an upstream
-    /// failure. No effect if it already finished.
+    /// failure. No effect if it already finished (for `shared()`, if the
+    /// task behind the handle did: the completion reports its outcome).
     ///
     /// ```
     /// let err = fastexec::block_on(async {

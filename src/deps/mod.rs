@@ -163,7 +163,8 @@
 //! A dependent spawned onto an executor being dropped is dropped at once. For `shared()`, the group and the executor are
 //! those of the forwarding task: ending it that way detaches the task
 //! behind the handle, which only [`Completion::abort`] aborts (see
-//! [`JoinHandle::shared`]).
+//! [`JoinHandle::shared`]); if that task has finished by then, the
+//! completion reports its outcome instead.
 
 mod completion;
 mod dependencies;
@@ -358,7 +359,9 @@ impl<T: Send + Sync + 'static> JoinHandle<T> {
     /// completion reports [`CompletionError::Cancelled`] and the task
     /// behind the handle is detached, as dropping the handle would (it runs
     /// on; its output is dropped). It may be in no such group, or on
-    /// another executor.
+    /// another executor. A task that has finished by then (its output not
+    /// yet passed on by the forwarding task) is not lost that way: the
+    /// completion reports its outcome, as it does after an abort.
     ///
     /// ```
     /// let handle = fastexec::spawn(async { 5 });

@@ -13,7 +13,7 @@ use super::error::CompletionError;
 use super::node::Node;
 use crate::executor::Shared;
 use crate::task::builder::Options;
-use crate::task::{JoinHandle, RawTask, Runnable};
+use crate::task::{JoinError, JoinHandle, RawTask, Runnable};
 use crate::task_group::MembershipArc;
 use crate::worker::Worker;
 
@@ -79,22 +79,27 @@ where
         let this = self.project();
         let result = std::task::ready!(this.future.poll(cx));
         let node = this.guard.0.take().expect("a producer finishes once");
-        let outcome = match result {
-            Ok(value) => Ok(value),
-            Err(Missing::Panic(payload)) => {
-                let error = CompletionError::from_panic(node.label(), &*payload);
-                // Its `Drop` may panic (a payload is any value given to
-                // `panic_any`): caught, or it would unwind past the node,
-                // taken out of the guard but not finished yet, which every
-                // awaiter and dependent would then wait for forever.
-                crate::task::drop_panic(payload);
-                Err(error)
-            }
-            Err(Missing::Cancelled) => Err(CompletionError::Cancelled { task: node.label() }),
-        };
-        node.finish(outcome);
+        finish_with(&node, result);
         Poll::Ready(())
     }
+}
+
+/// Finishes `node` with what a producer's future gave.
+fn finish_with<T: Send + Sync + 'static>(node: &Node<T>, result: Result<T, Missing>) {
+    let outcome = match result {
+        Ok(value) => Ok(value),
+        Err(Missing::Panic(payload)) => {
+            let error = CompletionError::from_panic(node.label(), &*payload);
+            // Its `Drop` may panic (a payload is any value given to
+            // `panic_any`): caught, or it would unwind past the node,
+            // taken out of the guard but not finished yet, which every
+            // awaiter and dependent would then wait for forever.
+            crate::task::drop_panic(payload);
+            Err(error)
+        }
+        Err(Missing::Cancelled) => Err(CompletionError::Cancelled { task: node.label() }),
+    };
+    node.finish(outcome);
 }
 
 pin_project_lite::pin_project! {
@@ -186,14 +191,23 @@ pub(crate) fn forwarding<T: Send + Sync + 'static>(
     handle: JoinHandle<T>,
     node: Arc<Node<T>>,
 ) -> impl Future<Output = Result<T, Missing>> {
-    let mut forwarded = Forwarded { handle, node };
+    let mut forwarded = Forwarded {
+        handle: Some(handle),
+        node,
+    };
     async move {
-        (&mut forwarded.handle)
-            .await
-            .map_err(|e| match e.try_into_panic() {
-                Ok(payload) => Missing::Panic(payload),
-                Err(_) => Missing::Cancelled,
-            })
+        let result = forwarded.handle.as_mut().expect("forwarded once").await;
+        // The outcome is taken: the guard has nothing left to pass on.
+        drop(forwarded.handle.take());
+        result.map_err(missing)
+    }
+}
+
+/// What a producer reports for the task behind a handle that gave `error`.
+fn missing(error: JoinError) -> Missing {
+    match error.try_into_panic() {
+        Ok(payload) => Missing::Panic(payload),
+        Err(_) => Missing::Cancelled,
     }
 }
 
@@ -264,7 +278,11 @@ where
 
 /// The task behind a shared completion, as its forwarder holds it.
 ///
-/// Dropped before the task finished, it aborts the task only if
+/// Dropped before the forwarder took the task's outcome (`handle` is then
+/// still here), it passes on the outcome of a task that has finished
+/// meanwhile: the task completed (or panicked), so its completion says so,
+/// whatever ended the forwarder; the producer's guard, dropped next, then
+/// finds the node finished. A task still running is aborted only if
 /// `Completion::abort` asked for it (dropping the forwarder's handle is
 /// how that abort reaches here). Otherwise the forwarder ended for its own
 /// reasons: a task group it counts in was cancelled, or the executor it
@@ -273,14 +291,25 @@ where
 /// detached, as a dropped `JoinHandle` is, and runs on; its output is
 /// dropped, and the completion reports the forwarder's cancellation.
 struct Forwarded<T: Send + Sync + 'static> {
-    handle: JoinHandle<T>,
+    /// `None` once the forwarder has the task's outcome.
+    handle: Option<JoinHandle<T>>,
     node: Arc<Node<T>>,
 }
 
 impl<T: Send + Sync + 'static> Drop for Forwarded<T> {
     fn drop(&mut self) {
-        if !self.handle.is_finished() && self.node.abort_requested() {
-            self.handle.abort();
+        let Some(handle) = &mut self.handle else {
+            return;
+        };
+        if handle.is_finished() {
+            // Ready unless the task's future is still being dropped (its
+            // executor closed it): then it is left to the guard.
+            let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
+            if let Poll::Ready(result) = Pin::new(handle).poll(&mut cx) {
+                finish_with(&self.node, result.map_err(missing));
+            }
+        } else if self.node.abort_requested() {
+            handle.abort();
         }
     }
 }
