@@ -92,7 +92,12 @@ impl<T: Send + Sync + 'static> Completion<T> {
         self
     }
 
-    /// Whether the task has an outcome (output or error).
+    /// Whether the task has an outcome (output or error). A task that ran
+    /// has dropped its future by then (what it held is released), as for a
+    /// [`JoinHandle`](crate::JoinHandle); a dependent that never started
+    /// (a dependency failed) drops its body just after, before its
+    /// awaiters are woken. Its place in its task groups is let go of a
+    /// moment later.
     pub fn is_finished(&self) -> bool {
         self.node().is_finished()
     }

@@ -157,28 +157,54 @@ where
 }
 
 pin_project_lite::pin_project! {
-    /// `future`'s output, or its panic (see [`catching`]).
-    pub(crate) struct Catching<F> {
-        #[pin]
-        future: F,
+    /// `future`'s output, or its panic (see [`catching`]); `Done` once
+    /// `future` gave its output and was dropped.
+    #[project = CatchingProj]
+    pub(crate) enum Catching<F> {
+        Live { #[pin] future: F },
+        Done,
     }
 }
 
 /// `future`'s output, or its panic: a producer stores the panic's message
 /// in its node. (Not `catch_unwind().map(..)`, whose `Map` adds a word.)
+///
+/// `future` is dropped as soon as it is ready, before the producer stores
+/// its output: as for a [`JoinHandle`], whose task's future is dropped
+/// before its output is stored, whoever sees the completion finished (an
+/// awaiter, a dependent the outcome releases on another worker) finds what
+/// the future held released. A panic from its destructor is the task's
+/// panic, as for a `JoinHandle` (the output is lost with the unwinding).
+/// A future that panicked is dropped before the panic is stored, too.
 pub(crate) fn catching<F: Future>(future: F) -> Catching<F> {
-    Catching { future }
+    Catching::Live { future }
 }
 
 impl<F: Future> Future for Catching<F> {
     type Output = Result<F::Output, Missing>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let future = self.project().future;
-        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let polled = catch_unwind(AssertUnwindSafe(|| {
+            let CatchingProj::Live { future } = self.as_mut().project() else {
+                unreachable!("a producer's future is not polled after it is ready")
+            };
+            let output = std::task::ready!(future.poll(cx));
+            // Should the destructor panic, `Done` is in place all the same.
+            self.set(Catching::Done);
+            Poll::Ready(output)
+        }));
+        match polled {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
-            Err(payload) => Poll::Ready(Err(Missing::Panic(payload))),
+            Err(payload) => {
+                // What the unwinding left of the future goes too, before
+                // the panic is stored (a panic from its destructor is
+                // dropped: the task's panic is the first).
+                if let Err(second) = catch_unwind(AssertUnwindSafe(|| self.set(Catching::Done))) {
+                    crate::task::drop_panic(second);
+                }
+                Poll::Ready(Err(Missing::Panic(payload)))
+            }
         }
     }
 }
