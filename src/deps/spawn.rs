@@ -217,16 +217,8 @@ pub(crate) fn forwarding<T: Send + Sync + 'static>(
     handle: JoinHandle<T>,
     node: Arc<Node<T>>,
 ) -> impl Future<Output = Result<T, Missing>> {
-    let mut forwarded = Forwarded {
-        handle: Some(handle),
-        node,
-    };
-    async move {
-        let result = forwarded.handle.as_mut().expect("forwarded once").await;
-        // The outcome is taken: the guard has nothing left to pass on.
-        drop(forwarded.handle.take());
-        result.map_err(missing)
-    }
+    let mut forwarded = Forwarded { handle, node };
+    async move { (&mut forwarded.handle).await.map_err(missing) }
 }
 
 /// What a producer reports for the task behind a handle that gave `error`.
@@ -304,38 +296,29 @@ where
 
 /// The task behind a shared completion, as its forwarder holds it.
 ///
-/// Dropped before the forwarder took the task's outcome (`handle` is then
-/// still here), it passes on the outcome of a task that has finished
-/// meanwhile: the task completed (or panicked), so its completion says so,
-/// whatever ended the forwarder; the producer's guard, dropped next, then
-/// finds the node finished. A task still running is aborted only if
-/// `Completion::abort` asked for it (dropping the forwarder's handle is
-/// how that abort reaches here). Otherwise the forwarder ended for its own
-/// reasons: a task group it counts in was cancelled, or the executor it
-/// runs on was dropped. The task behind the handle is not the forwarder's
-/// to end (it may be in no such group, on another executor): it is
-/// detached, as a dropped `JoinHandle` is, and runs on; its output is
-/// dropped, and the completion reports the forwarder's cancellation.
+/// Dropped before the forwarder took the task's outcome, it passes on the
+/// outcome of a task that has finished meanwhile: the task completed (or
+/// panicked), so its completion says so, whatever ended the forwarder; the
+/// producer's guard, dropped next, then finds the node finished. A task
+/// still running is aborted only if `Completion::abort` asked for it
+/// (dropping the forwarder's handle is how that abort reaches here).
+/// Otherwise the forwarder ended for its own reasons: a task group it
+/// counts in was cancelled, or the executor it runs on was dropped. The
+/// task behind the handle is not the forwarder's to end (it may be in no
+/// such group, on another executor): it is detached, as a dropped
+/// `JoinHandle` is, and runs on; its output is dropped, and the completion
+/// reports the forwarder's cancellation.
 struct Forwarded<T: Send + Sync + 'static> {
-    /// `None` once the forwarder has the task's outcome.
-    handle: Option<JoinHandle<T>>,
+    handle: JoinHandle<T>,
     node: Arc<Node<T>>,
 }
 
 impl<T: Send + Sync + 'static> Drop for Forwarded<T> {
     fn drop(&mut self) {
-        let Some(handle) = &mut self.handle else {
-            return;
-        };
-        if handle.is_finished() {
-            // Ready unless the task's future is still being dropped (its
-            // executor closed it): then it is left to the guard.
-            let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
-            if let Poll::Ready(result) = Pin::new(handle).poll(&mut cx) {
-                finish_with(&self.node, result.map_err(missing));
-            }
-        } else if self.node.abort_requested() {
-            handle.abort();
+        if let Some(result) = self.handle.try_take() {
+            finish_with(&self.node, result.map_err(missing));
+        } else if !self.handle.is_finished() && self.node.abort_requested() {
+            self.handle.abort();
         }
     }
 }

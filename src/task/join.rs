@@ -204,6 +204,23 @@ impl<T> JoinHandle<T> {
     }
 }
 
+impl<T> JoinHandle<T> {
+    /// The task's outcome, without waiting: `None` while it runs (or its
+    /// future is still being dropped), or once the handle gave it. For the
+    /// forwarder of a shared completion, dropped before it awaited it.
+    pub(crate) fn try_take(&mut self) -> Option<Result<T, JoinError>> {
+        let given = self.live.is_none() && self.aborted.0.is_none();
+        if given || !self.is_finished() {
+            return None;
+        }
+        let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
+        match Pin::new(self).poll(&mut cx) {
+            Poll::Ready(outcome) => Some(outcome),
+            Poll::Pending => None,
+        }
+    }
+}
+
 impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
