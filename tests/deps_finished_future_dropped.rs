@@ -20,7 +20,7 @@ use std::task::{Context, Poll};
 use fastexec::Completion;
 use support::{
     executor, quiet_panics, spin_until, within, CallbackWaker, DropCounter, DropGuard, Gate,
-    PanicOnDrop, PANIC_ON_DROP,
+    PanicOnDrop, ReadyNow, PANIC_ON_DROP,
 };
 
 /// Gives 7 once `gate` opens; holds `_held` until it is dropped.
@@ -108,17 +108,6 @@ fn an_awaiter_woken_by_a_dependents_completion_finds_its_body_dropped() {
     })
 }
 
-/// Ready at once; its destructor panics.
-struct ReadyThenPanicInDrop(#[allow(dead_code)] PanicOnDrop);
-
-impl Future for ReadyThenPanicInDrop {
-    type Output = i32;
-
-    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<i32> {
-        Poll::Ready(7)
-    }
-}
-
 /// As for a `JoinHandle` (`panic_in_future_drop.rs`), a panic from the
 /// destructor of a future that gave its output is the task's panic: the
 /// future is dropped before the outcome is stored.
@@ -128,7 +117,7 @@ fn a_panic_in_the_destructor_of_a_ready_future_is_the_completions_panic() {
     within(30, || {
         let ex = executor(1);
         let drops = DropCounter::new();
-        let task = ex.spawn_completion(ReadyThenPanicInDrop(PanicOnDrop::new(drops.guard())));
+        let task = ex.spawn_completion(ReadyNow(PanicOnDrop::new(drops.guard())));
         let err = ex.block_on(task).unwrap_err();
         assert!(err.is_panic(), "{err}");
         assert!(err.to_string().contains(PANIC_ON_DROP), "{err}");

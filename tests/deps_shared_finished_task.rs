@@ -51,38 +51,32 @@ fn shared_behind_held_worker(
     (shared, go_tx)
 }
 
-/// The completion's output, which must be the task's 7.
-fn assert_output(shared: &Completion<i32>) {
-    match shared.try_get() {
-        Some(Ok(value)) => assert_eq!(*value, 7),
-        Some(Err(err)) => panic!("the task completed with 7, but its completion says: {err}"),
-        None => panic!("the completion has no outcome"),
-    }
+/// Ends the forwarder of a completion of a finished task with `end` (given
+/// the forwarder's group and the completion) while the forwarder is queued,
+/// lets it go, and checks that the completion gives the task's 7.
+fn assert_output_after(end: impl FnOnce(&TaskGroup, &Completion<i32>) + Send + 'static) {
+    within(30, || {
+        let ex = executor(1);
+        let group = Arc::new(TaskGroup::new());
+        let (shared, go) = shared_behind_held_worker(&ex, &group, finished_task());
+        end(&group, &shared);
+        go.send(()).unwrap();
+        fastexec::block_on(group.wait());
+        match shared.try_get() {
+            Some(Ok(value)) => assert_eq!(*value, 7),
+            Some(Err(err)) => panic!("the task completed with 7, but its completion says: {err}"),
+            None => panic!("the completion has no outcome"),
+        }
+    })
 }
 
 #[test]
 fn a_group_cancel_of_the_forwarder_keeps_the_output_of_a_finished_task() {
-    within(30, || {
-        let ex = executor(1);
-        let group = Arc::new(TaskGroup::new());
-        let (shared, go) = shared_behind_held_worker(&ex, &group, finished_task());
-        group.cancel();
-        go.send(()).unwrap();
-        fastexec::block_on(group.wait());
-        assert_output(&shared);
-    })
+    assert_output_after(|group, _| group.cancel());
 }
 
+/// No effect on a task that already finished.
 #[test]
 fn aborting_the_completion_of_a_finished_task_keeps_its_output() {
-    within(30, || {
-        let ex = executor(1);
-        let group = Arc::new(TaskGroup::new());
-        let (shared, go) = shared_behind_held_worker(&ex, &group, finished_task());
-        // No effect on a task that already finished.
-        shared.abort();
-        go.send(()).unwrap();
-        fastexec::block_on(group.wait());
-        assert_output(&shared);
-    })
+    assert_output_after(|_, shared| shared.abort());
 }

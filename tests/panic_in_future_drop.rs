@@ -8,22 +8,7 @@
 
 mod support;
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use support::{executor, spawn_parked, with_timeout, DropCounter, PanicOnDrop};
-
-/// Ready at once; its destructor runs after completion, outside the poll.
-struct ReadyNow(#[allow(dead_code)] PanicOnDrop);
-
-impl Future for ReadyNow {
-    type Output = u32;
-
-    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<u32> {
-        Poll::Ready(7)
-    }
-}
+use support::{executor, spawn_parked, with_timeout, DropCounter, PanicOnDrop, ReadyNow};
 
 #[test]
 fn panic_in_drop_after_completion_is_the_tasks_panic() {

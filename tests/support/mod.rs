@@ -511,6 +511,21 @@ impl Drop for PanicOnDrop {
     }
 }
 
+/// A future ready at once with 7, holding a [`PanicOnDrop`]: its
+/// destructor panics after it gave its output.
+pub struct ReadyNow(pub PanicOnDrop);
+
+impl std::future::Future for ReadyNow {
+    type Output = u32;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<u32> {
+        std::task::Poll::Ready(7)
+    }
+}
+
 /// Keeps panics whose message starts with `prefix` (panics a test scripts
 /// in its bodies, caught by the code under test) off the test's output;
 /// other panics are reported as before. Installed once per test binary,
