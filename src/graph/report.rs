@@ -109,8 +109,9 @@ pub struct TaskRecord<T> {
     pub deps: Vec<TaskId>,
     /// Its state when the report was taken.
     pub state: TaskState,
-    /// How many attempts a runner took. A runner takes an attempt a little
-    /// before it calls the body (see
+    /// How many attempts were taken: the first by a runner, each retry by
+    /// the task's driver once its backoff is over. An attempt is taken a
+    /// little before its body is called (see
     /// [`RunHandle::cancel`](super::RunHandle::cancel)), so a task cancelled
     /// in between counts an attempt that did not run (see
     /// [`Attempt::ran`]).

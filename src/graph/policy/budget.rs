@@ -161,7 +161,10 @@ pub enum Resource {
 }
 
 impl fmt::Display for Resource {
-    /// The unit, as in "4 cpu slots", "512 bytes of RAM", "1 unit of `gpu`".
+    /// The unit, always in the plural (it does not know the amount): "cpu
+    /// slots", "bytes of RAM", "bytes of VRAM", "units of `gpu`"; so
+    /// [`BudgetFull`] reads "needs 4 cpu slots", but also "needs 1 units
+    /// of `gpu`".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Resource::Cpu => f.write_str("cpu slots"),

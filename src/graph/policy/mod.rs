@@ -60,7 +60,8 @@
 //!   `Paused { from }`; `Ready` -> `BudgetFull(e)` if
 //!   `budget.check(&demand)` fails with `e`, else
 //!   `Outranked { by: ready.outranked_by(node, now) }`; terminal ->
-//!   `Finished(state)`; before the run -> `NotStarted`.
+//!   `Finished(state)`. (`NotStarted` is never given: a run's handle
+//!   exists only once the run has started.)
 //!
 //! # Fast path
 //!

@@ -26,7 +26,11 @@ use crate::graph::{CancelReason, TaskId, TaskState};
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Blocked {
-    /// The run has not started.
+    /// The run has not started. [`RunHandle::why`](crate::graph::RunHandle::why)
+    /// never gives it: a run's handle exists only once the run has started
+    /// ([`Graph::start`](crate::graph::Graph::start)), and a [`Graph`](crate::graph::Graph)
+    /// not yet started has no `why`. It is there for code that explains
+    /// tasks of a graph it has not started yet in the same terms.
     NotStarted,
     /// Dependencies that have not completed yet.
     WaitingOn(Vec<TaskId>),
