@@ -7,7 +7,7 @@ mod support;
 use fastexec::graph::{
     Blocked, BudgetFull, Graph, PausedFrom, Resource, SchedulerConfig, Task, TaskState,
 };
-use support::{executor, within, Gate};
+use support::{executor, gated_task, within, Gate};
 
 fn noop(id: &str) -> Task<u32> {
     Task::new(id, |_| async { Ok(0) })
@@ -122,6 +122,8 @@ fn ready_tasks_that_fit_say_how_many_outrank_them() {
         other => panic!("{id}: {other:?}"),
     };
     assert_eq!(by("p5"), 0);
+    // Nothing outranks it: it only waits for the busy runner.
+    let first = run.why("p5").unwrap().unwrap().to_string();
     // p3 became ready before q3 (added first): it ranks above it.
     assert_eq!(by("p3"), 1);
     assert_eq!(by("q3"), 2);
@@ -130,4 +132,36 @@ fn ready_tasks_that_fit_say_how_many_outrank_them() {
     let report = within(30, move || futures::executor::block_on(run.wait_all()));
     assert!(report.is_success(), "{report}");
     drop(ex);
+    assert_eq!(first, "ready, next in line: waiting for a runner");
+}
+
+/// A task paused while pending, whose dependencies have all completed
+/// since, resumes as ready: `why` says so (not "resumes as pending").
+#[test]
+fn a_paused_pending_task_whose_dependencies_completed_resumes_as_ready() {
+    let (started, release) = (Gate::new(), Gate::new());
+    let mut g = Graph::<u32>::new();
+    g.add(gated_task("a", &started, &release)).unwrap();
+    g.add(noop("b").after(["a"])).unwrap();
+    let run = g.start();
+    let r = run.clone();
+    within(30, move || fastexec::block_on(r.pause("b"))).unwrap();
+    let paused = Blocked::Paused {
+        from: PausedFrom::Pending,
+    };
+    assert_eq!(run.why("b").unwrap(), Some(paused), "`a` has not completed");
+    release.open();
+    let r = run.clone();
+    within(30, move || fastexec::block_on(r.wait("a"))).unwrap();
+    let why = run.why("b").unwrap().unwrap();
+    assert_eq!(
+        why,
+        Blocked::Paused {
+            from: PausedFrom::Ready
+        }
+    );
+    assert_eq!(why.to_string(), "paused; resumes as ready");
+    run.resume("b").unwrap();
+    let report = within(30, move || fastexec::block_on(run.wait_all()));
+    assert!(report.is_success(), "{report}");
 }

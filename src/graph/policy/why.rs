@@ -133,6 +133,10 @@ mod tests {
                 "ready, but budget full: needs 300 bytes of RAM, 800 in use of 1000",
             ),
             (
+                Blocked::Outranked { by: 0 },
+                "ready, next in line: waiting for a runner",
+            ),
+            (
                 Blocked::Outranked { by: 1 },
                 "ready, outranked by 1 ready task",
             ),
