@@ -2052,7 +2052,12 @@ impl<T> Core<T> {
                 Blocked::WaitingOn(waiting.map(|d| self.id(d).clone()).collect())
             }
             TaskState::Paused => Blocked::Paused {
-                from: node.paused_from.unwrap_or(PausedFrom::Running),
+                from: match node.paused_from {
+                    // Its dependencies completed while it was paused: it
+                    // resumes as ready (see `Core::resume`).
+                    Some(PausedFrom::Pending) if node.unmet == 0 => PausedFrom::Ready,
+                    from => from.unwrap_or(PausedFrom::Running),
+                },
             },
             TaskState::Ready => match self.budget.check(&node.options().demand) {
                 Err(full) if self.budgeted => Blocked::BudgetFull(full),

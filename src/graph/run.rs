@@ -137,7 +137,11 @@ impl<T: Send + Sync + 'static> Graph<T> {
 
     /// With fail-fast on, the first task to fail for good cancels every
     /// other unfinished task (running ones are aborted) instead of only its
-    /// dependents becoming upstream-failed. Off by default.
+    /// dependents becoming upstream-failed. Off by default. A task whose
+    /// attempt another runner has taken, but whose body it has not called
+    /// yet, counts as running: its body may still be called after the
+    /// failure, its output is dropped, and the report counts that attempt
+    /// as one that did not run (see [`RunHandle::cancel`]).
     ///
     /// ```
     /// use std::time::Duration;

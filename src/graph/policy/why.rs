@@ -36,16 +36,22 @@ pub enum Blocked {
     WaitingOn(Vec<TaskId>),
     /// Ready, but a budget cannot fit its demand.
     BudgetFull(BudgetFull),
-    /// Ready, and this many ready tasks rank above it.
+    /// Ready, and this many ready tasks rank above it. With none (`by` is
+    /// 0), it is next in line and waits for a runner: all of them are busy
+    /// (running other tasks' bodies), or one is on its way.
     Outranked {
         /// How many ready tasks go first.
         by: usize,
     },
-    /// Paused; resume restores the state it was paused from. A task paused
+    /// Paused; resume restores the state it was paused from, but for a
+    /// task paused while pending whose dependencies have all completed
+    /// since, which resumes as ready (and `from` says so). A task paused
     /// while running still holds its budget (it is released when the task
     /// ends), and its text says so.
     Paused {
-        /// The state it was paused from.
+        /// The state resume restores: the one it was paused from, or
+        /// [`PausedFrom::Ready`] for a task paused while pending whose
+        /// dependencies have all completed.
         from: PausedFrom,
     },
     /// Running, but between two attempts: its last attempt failed and it
@@ -87,6 +93,7 @@ impl fmt::Display for Blocked {
                 Ok(())
             }
             Blocked::BudgetFull(full) => write!(f, "ready, but {full}"),
+            Blocked::Outranked { by: 0 } => f.write_str("ready, next in line: waiting for a runner"),
             Blocked::Outranked { by } => {
                 let noun = if *by == 1 { "task" } else { "tasks" };
                 write!(f, "ready, outranked by {by} ready {noun}")
