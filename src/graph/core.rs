@@ -2210,6 +2210,23 @@ mod tests {
         assert!(matches!(&core.ready, Ready::Fifo(queue) if queue.capacity() >= 100));
     }
 
+    #[test]
+    fn room_reserved_before_the_ready_set_is_ranked_is_made_in_it_when_it_is() {
+        // `Graph::with_capacity`: no budget, so the FIFO is reserved; a
+        // task with a priority then ranks the ready set.
+        let mut core = Core::<u32>::new(&SchedulerConfig::new());
+        core.reserve(100);
+        let mut tasks = vec![Task::sync("p", |_| Ok(1)).priority(1)];
+        let _ = core
+            .add(&mut tasks, false)
+            .map_err(|e| e.to_string())
+            .unwrap();
+        let Ready::Ranked(set) = &core.ready else {
+            panic!("a priority ranks the ready set");
+        };
+        assert!(set.room() >= 100, "room for {} nodes", set.room());
+    }
+
     /// The dispatch timer armed in `fx`, if any.
     fn armed(fx: &Effects<u32>) -> Option<(Instant, u64)> {
         fx.release.iter().find_map(|r| match r {

@@ -375,6 +375,13 @@ impl ReadySet {
         }
     }
 
+    /// For how many nodes the set has made room (see
+    /// [`reserve_nodes`](Self::reserve_nodes)).
+    #[cfg(test)]
+    pub(crate) fn room(&self) -> usize {
+        self.slots.len()
+    }
+
     /// How many tasks are in the set.
     pub fn len(&self) -> usize {
         self.len
