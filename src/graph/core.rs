@@ -555,6 +555,9 @@ pub(crate) struct Core<T> {
     /// interval, so a chain that has seen a whole interval go by without
     /// starting anything stops (see "Runners" in the module docs).
     quiet_since: Option<Instant>,
+    /// How many nodes [`Core::reserve`] made room for, so that the ranked
+    /// ready set, made later ([`Core::rank`]), makes room for as many.
+    reserved: usize,
     /// Nodes not in a terminal state.
     live: usize,
     stopped: bool,
@@ -603,6 +606,7 @@ impl<T> Core<T> {
             dispatch_timer: None,
             dispatch_timers: 0,
             quiet_since: None,
+            reserved: 0,
             live: 0,
             stopped: false,
             fail_fast: false,
@@ -758,6 +762,7 @@ impl<T> Core<T> {
             Ready::Ranked(set) => set.reserve_nodes(self.nodes.len() + additional),
         }
         self.retired.reserve(self.nodes.len() + additional);
+        self.reserved = self.reserved.max(self.nodes.len() + additional);
     }
 
     fn insert(
@@ -1034,7 +1039,7 @@ impl<T> Core<T> {
         };
         let queue = mem::take(queue);
         let mut set = ReadySet::new(self.aging.0, self.aging.1);
-        set.reserve_nodes(self.nodes.len());
+        set.reserve_nodes(self.nodes.len().max(self.reserved));
         for (i, since) in queue {
             let node = &self.nodes[i as usize];
             if node.state == TaskState::Ready {
