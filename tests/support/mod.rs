@@ -339,6 +339,22 @@ impl Gate {
     pub fn wait_blocking(&self) {
         futures::executor::block_on(self.wait());
     }
+
+    /// A guard that opens the gate when dropped: a test whose assertion
+    /// fails while a worker blocks on the gate then unwinds to the
+    /// executor's drop with the worker released, instead of hanging there.
+    pub fn opened_on_drop(&self) -> OpenOnDrop {
+        OpenOnDrop(self.clone())
+    }
+}
+
+/// Opens its gate when dropped (see [`Gate::opened_on_drop`]).
+pub struct OpenOnDrop(Gate);
+
+impl Drop for OpenOnDrop {
+    fn drop(&mut self) {
+        self.0.open();
+    }
 }
 
 /// A waker that counts how often it was woken, for futures polled by hand.
