@@ -2296,6 +2296,66 @@ mod tests {
     }
 
     #[test]
+    fn a_dispatch_timer_handled_late_does_not_end_the_timers_before_the_window_comes_back() {
+        // Two cpu slots, one held by `hold`. The bigs need both; `late`
+        // fits, and ranks first (so is offered) only from each step of its
+        // aging until the bigs' next one: ready a little later, they rank
+        // above it for the rest of every interval, and it stays behind
+        // `LOOKAHEAD` of them.
+        let interval = Duration::from_secs(1);
+        let config = SchedulerConfig::new()
+            .with_cpu_slots(2)
+            .with_aging(interval, 1);
+        let mut core = Core::<u32>::new(&config);
+        let task = |id: String, priority: i32, cpu: u64| {
+            Task::sync(id, |_| Ok(0)).priority(priority).cpu(cpu)
+        };
+        let mut tasks = vec![task("hold".into(), 1000, 1), task("late".into(), 0, 1)];
+        let _ = core
+            .add(&mut tasks, false)
+            .map_err(|e| e.to_string())
+            .unwrap();
+        let mut fx = Effects::default();
+        let t0 = Instant::now();
+        core.prepare_run(Some(2), t0, &mut fx);
+        let mut batch = Vec::new();
+        assert!(core.next_attempts(t0, 0, &mut batch, &mut fx));
+        assert_eq!(core.id(batch[0].node).as_str(), "hold");
+        // Not a synchronisation: the scenario's input. `late`'s window in
+        // each interval is at least this long.
+        std::thread::sleep(Duration::from_millis(2));
+        let bigs = (0..super::super::LOOKAHEAD as i32).map(|n| task(format!("big-{n}"), 1, 2));
+        let _ = core
+            .add(&mut bigs.collect(), true)
+            .map_err(|e| e.to_string())
+            .unwrap();
+        let bigs_ready = Instant::now();
+        let mut fx = Effects::default();
+        assert!(!core.next_attempts(bigs_ready, 0, &mut Vec::new(), &mut fx));
+        let (mut at, mut number) = armed(&fx).expect("armed: `late` fits");
+        // The first firing is handled past the end of `late`'s window (a
+        // busy executor runs the runner it asks for late); the next ones
+        // on time. `late`'s window comes back one interval later.
+        let mut now = bigs_ready + interval + Duration::from_millis(1);
+        for _ in 0..4 {
+            let mut fx = Effects::default();
+            core.dispatch_timer_due(number, true, &mut fx);
+            let mut batch = Vec::new();
+            let mut fx = Effects::default();
+            if core.next_attempts(now, 0, &mut batch, &mut fx) {
+                assert_eq!(core.id(batch[0].node).as_str(), "late");
+                return;
+            }
+            let Some(next) = armed(&fx) else {
+                panic!("no timer armed after {:?}: `late` waits for good", now - t0);
+            };
+            (at, number) = next;
+            now = at;
+        }
+        panic!("`late` did not start by {:?}", at - t0);
+    }
+
+    #[test]
     fn the_slow_path_part_of_a_node_boxes_what_most_tasks_never_set() {
         // An id, the dependencies, one pointer: the rare fields (error,
         // names, driver, ready time, pause switch) are allocated on first use.
