@@ -110,7 +110,10 @@
 //! interval (every ready task gains the same per interval), so a chain of
 //! firings that has seen one whole interval go by since its first without
 //! a task started or runners asked for by anything else stops there
-//! (`Core::quiet_since`): a run waiting for capacity that a task which
+//! (`Core::quiet_since`; a firing whose runner looks a
+//! [`MIN_DISPATCH_WAIT`] or more after its instant, past a step of the
+//! offer, passed over what it offered meanwhile, so the interval counts
+//! from that look instead): a run waiting for capacity that a task which
 //! fits can never be offered (it stays behind [`LOOKAHEAD`](super::LOOKAHEAD) tasks that
 //! always outrank it) costs one interval of firings, not firings for as
 //! long as it waits.
@@ -558,6 +561,9 @@ pub(crate) struct Core<T> {
     /// How many nodes [`Core::reserve`] made room for, so that the ranked
     /// ready set, made later ([`Core::rank`]), makes room for as many.
     reserved: usize,
+    /// The instant the last timer of that chain to fire was armed for: a
+    /// runner that looks much later may have passed over offers.
+    quiet_fired: Option<Instant>,
     /// Nodes not in a terminal state.
     live: usize,
     stopped: bool,
@@ -607,6 +613,7 @@ impl<T> Core<T> {
             dispatch_timers: 0,
             quiet_since: None,
             reserved: 0,
+            quiet_fired: None,
             live: 0,
             stopped: false,
             fail_fast: false,
@@ -1153,6 +1160,15 @@ impl<T> Core<T> {
         let at = now
             .checked_add(MIN_DISPATCH_WAIT)
             .map_or(at, |soonest| at.max(soonest));
+        // A firing whose runner looks `MIN_DISPATCH_WAIT` or more after
+        // the instant it was armed for, past a step, passed over the
+        // offers in between: they come back within an interval from now.
+        if let (Some(_), Some(fired)) = (self.quiet_since, self.quiet_fired) {
+            let late = now.saturating_duration_since(fired) >= MIN_DISPATCH_WAIT;
+            if late && set.next_reorder(fired, fits).is_some_and(|s| s <= now) {
+                self.quiet_since = Some(now);
+            }
+        }
         // A chain of firings that has seen every offer time alone makes
         // (one aging interval) start nothing would see them again.
         let period_end = self
@@ -1204,6 +1220,7 @@ impl<T> Core<T> {
                 let quiet_since = self.quiet_since.or(armed);
                 self.wake_runners(fx);
                 self.quiet_since = quiet_since;
+                self.quiet_fired = armed;
             }
         }
     }
