@@ -641,7 +641,10 @@ pub(crate) const MAX_BATCH: usize = 32;
 /// The shortest wait the dispatch timer is armed for (see "Runners" in the
 /// module docs): it bounds its firings to 1,000 a second however short the
 /// aging interval. A window shorter than this in which aging alone lets a
-/// task start may be passed over (then the next such window starts it).
+/// task start may be passed over, and with nothing else happening the task
+/// then waits for some other event: the chain of firings stops after one
+/// interval, and firings on time pass over the same windows each interval.
+/// With an aging interval shorter than this, any window may be passed over.
 const MIN_DISPATCH_WAIT: Duration = Duration::from_millis(1);
 
 /// How many retired bodies the run's waiter takes at a time while the run
