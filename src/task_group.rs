@@ -535,6 +535,12 @@ impl TaskGroup {
     /// (including inside a `block_on` they run): the waiter counts itself, so
     /// the wait could never end. Wait from outside the group instead.
     ///
+    /// Not when polled while a member's future is dropped because this
+    /// group was cancelled: that destructor runs outside the group (see
+    /// [`cancel`](Self::cancel)), but the member still counts until it
+    /// returns, so a wait there does not panic and cannot end before it
+    /// does: a `block_on` of it in that destructor never returns.
+    ///
     /// ```
     /// let group = fastexec::TaskGroup::new();
     /// let (tx, rx) = std::sync::mpsc::channel();
