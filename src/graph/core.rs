@@ -2376,6 +2376,70 @@ mod tests {
     }
 
     #[test]
+    fn dispatch_timers_with_an_interval_shorter_than_their_shortest_wait_do_not_stop_after_one() {
+        // As above, with a 300 us interval: `late` ranks first for the
+        // first `d` (100 to 200 us) of every interval. Firings come at
+        // least `MIN_DISPATCH_WAIT` apart, 100 us further into the
+        // interval each time, so the third one falls in the window.
+        let interval = Duration::from_micros(300);
+        let config = SchedulerConfig::new()
+            .with_cpu_slots(2)
+            .with_aging(interval, 1);
+        let task = |id: String, priority: i32, cpu: u64| {
+            Task::sync(id, |_| Ok(0)).priority(priority).cpu(cpu)
+        };
+        let ready_since = |core: &Core<u32>, i: u32| {
+            let rare = core.cold[i as usize].rare();
+            rare.and_then(|r| r.ready_since).expect("ranked")
+        };
+        let (mut core, r_late, d) = loop {
+            let mut core = Core::<u32>::new(&config);
+            let mut tasks = vec![task("hold".into(), 1000, 1), task("late".into(), 0, 1)];
+            let _ = core
+                .add(&mut tasks, false)
+                .map_err(|e| e.to_string())
+                .unwrap();
+            let (mut fx, mut batch) = (Effects::default(), Vec::new());
+            core.prepare_run(Some(2), Instant::now(), &mut fx);
+            assert!(core.next_attempts(Instant::now(), 0, &mut batch, &mut fx));
+            // Not a synchronisation: the scenario's input (`d`).
+            let spin = Instant::now();
+            while spin.elapsed() < Duration::from_micros(120) {}
+            let bigs = (0..super::super::LOOKAHEAD as i32).map(|n| task(format!("big-{n}"), 1, 2));
+            let _ = core
+                .add(&mut bigs.collect(), true)
+                .map_err(|e| e.to_string())
+                .unwrap();
+            let (r_late, r_big) = (ready_since(&core, 1), ready_since(&core, 2));
+            let d = r_big - r_late;
+            if d < Duration::from_micros(200) {
+                break (core, r_late, d);
+            }
+        };
+        // Looks first (and then is fired) where `late` does not rank first.
+        let mut now = r_late + d + (Duration::from_micros(200) - d) / 2;
+        let mut fx = Effects::default();
+        for _ in 0..5 {
+            let mut batch = Vec::new();
+            if core.next_attempts(now, 0, &mut batch, &mut fx) {
+                assert_eq!(core.id(batch[0].node).as_str(), "late");
+                return;
+            }
+            let Some((at, number)) = armed(&fx) else {
+                panic!(
+                    "no timer armed at {:?}: `late` waits for good",
+                    now - r_late
+                );
+            };
+            now = at;
+            fx = Effects::default();
+            core.dispatch_timer_due(number, true, &mut fx);
+            fx = Effects::default();
+        }
+        panic!("`late` did not start by {:?}", now - r_late);
+    }
+
+    #[test]
     fn the_slow_path_part_of_a_node_boxes_what_most_tasks_never_set() {
         // An id, the dependencies, one pointer: the rare fields (error,
         // names, driver, ready time, pause switch) are allocated on first use.
