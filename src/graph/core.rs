@@ -113,10 +113,12 @@
 //! (`Core::quiet_since`; a firing whose runner looks a
 //! [`MIN_DISPATCH_WAIT`] or more after its instant, past a step of the
 //! offer, passed over what it offered meanwhile, so the interval counts
-//! from that look instead): a run waiting for capacity that a task which
+//! from that look instead; with an aging interval shorter than
+//! [`MIN_DISPATCH_WAIT`] a chain never stops, since its firings see one
+//! offer of the interval each): a run waiting for capacity that a task which
 //! fits can never be offered (it stays behind [`LOOKAHEAD`](super::LOOKAHEAD) tasks that
-//! always outrank it) costs one interval of firings, not firings for as
-//! long as it waits.
+//! always outrank it) costs one interval of firings (an interval of at
+//! least [`MIN_DISPATCH_WAIT`]), not firings for as long as it waits.
 
 use std::collections::{HashMap, VecDeque};
 use std::mem;
@@ -644,7 +646,10 @@ pub(crate) const MAX_BATCH: usize = 32;
 /// task start may be passed over, and with nothing else happening the task
 /// then waits for some other event: the chain of firings stops after one
 /// interval, and firings on time pass over the same windows each interval.
-/// With an aging interval shorter than this, any window may be passed over.
+/// With an aging interval shorter than this, each firing sees one offer of
+/// the interval: the chain does not stop then (at most 1,000 firings a
+/// second while the run waits), and a window may still be passed over
+/// for as long as the firings fall outside it.
 const MIN_DISPATCH_WAIT: Duration = Duration::from_millis(1);
 
 /// How many retired bodies the run's waiter takes at a time while the run
@@ -1173,9 +1178,12 @@ impl<T> Core<T> {
             }
         }
         // A chain of firings that has seen every offer time alone makes
-        // (one aging interval) start nothing would see them again.
+        // (one aging interval) start nothing would see them again. Not with
+        // an interval shorter than the firings' spacing: they see some of
+        // its offers only, others as they fall later into it.
         let period_end = self
             .quiet_since
+            .filter(|_| self.aging.0 >= MIN_DISPATCH_WAIT)
             .and_then(|since| since.checked_add(self.aging.0));
         if period_end.is_some_and(|end| at >= end) {
             return;
