@@ -239,13 +239,12 @@ impl Timer {
             }
             return;
         }
-        if self.last_resort {
-            // Reset since it was put in the last resort: register where
-            // `leave_last_resort` would move it, if that queue takes it.
-            self.leave_last_resort(deadline, cx);
-            if self.key.is_some() {
-                return;
-            }
+        // Reset since it was put in the last resort (or woken early, as its
+        // queue closed): register where `leave_last_resort` would move it,
+        // if that queue takes it. (Not `self.key`: the key of an entry that
+        // fired or was closed stays until replaced.)
+        if self.last_resort && self.leave_last_resort(deadline, cx) {
+            return;
         }
         let queue = self.queue.as_ref().expect("set above");
         // First poll, or the entry fired between the caller's clock read
@@ -281,19 +280,21 @@ impl Timer {
     /// only a `block_on` that sleeps on a parker fires the last resort, and
     /// another executor's `block_on` nested in it (the simple scheduler's)
     /// would wait for the timer for ever. Never starts the global executor.
-    /// Also for a timer with no entry (reset since): it registers there.
+    /// Also for a timer with no pending entry (reset since): it registers
+    /// there. Returns whether it moved.
     #[cold]
-    fn leave_last_resort(&mut self, deadline: Instant, cx: &Context<'_>) {
+    fn leave_last_resort(&mut self, deadline: Instant, cx: &Context<'_>) -> bool {
         let current =
             crate::context::with_executor(|shared, _| shared.map(|s| Arc::clone(s.timers())));
-        let Some(current) = current else { return };
+        let Some(current) = current else { return false };
         let Some(key) = current.insert(deadline, cx.waker()) else {
-            return;
+            return false;
         };
         if let (Some(queue), Some(old)) = (self.queue.replace(current), self.key.replace(key)) {
             queue.cancel(old);
         }
         self.last_resort = false;
+        true
     }
 
     fn cancel(&mut self) {
