@@ -212,13 +212,15 @@ impl<F: Future> Future for Catching<F> {
 /// The outcome of the task behind `handle`, for the producer of `node`
 /// (the completion of `JoinHandle::shared`). If this future is dropped
 /// first (even before its first poll: the guard is built outside the async
-/// block, as in [`produce`]), see [`Forwarded`].
+/// block, as in [`produce`]), see [`Forwarded`]. Polling a handle that
+/// already gave its output (`shared()` on one) panics: that panic is the
+/// forwarder's, reported as any producer's, not a cancellation.
 pub(crate) fn forwarding<T: Send + Sync + 'static>(
     handle: JoinHandle<T>,
     node: Arc<Node<T>>,
 ) -> impl Future<Output = Result<T, Missing>> {
     let mut forwarded = Forwarded { handle, node };
-    async move { (&mut forwarded.handle).await.map_err(missing) }
+    async move { catching(&mut forwarded.handle).await?.map_err(missing) }
 }
 
 /// What a producer reports for the task behind a handle that gave `error`.
