@@ -241,7 +241,8 @@ impl fmt::Display for GraphError {
                 cap,
             } => write!(
                 f,
-                "task `{task}` demands {demand} {resource}, more than the cap of {cap}"
+                "task `{task}` demands {}, more than the cap of {cap}",
+                resource.amount(*demand)
             ),
             GraphError::UnknownResource { task, resource } => write!(
                 f,

@@ -161,10 +161,10 @@ pub enum Resource {
 }
 
 impl fmt::Display for Resource {
-    /// The unit, always in the plural (it does not know the amount): "cpu
-    /// slots", "bytes of RAM", "bytes of VRAM", "units of `gpu`"; so
-    /// [`BudgetFull`] reads "needs 4 cpu slots", but also "needs 1 units
-    /// of `gpu`".
+    /// The unit, in the plural: "cpu slots", "bytes of RAM", "bytes of
+    /// VRAM", "units of `gpu`". Messages that give an amount
+    /// ([`BudgetFull`], [`GraphError::ExceedsCap`](crate::graph::GraphError::ExceedsCap))
+    /// use the singular for 1: "needs 1 unit of `gpu`".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Resource::Cpu => f.write_str("cpu slots"),
@@ -175,9 +175,41 @@ impl fmt::Display for Resource {
     }
 }
 
+impl Resource {
+    /// `amount` of this resource, for messages: "1 cpu slot", "4 cpu
+    /// slots", "1 unit of `gpu`".
+    pub(crate) fn amount(&self, amount: u64) -> impl fmt::Display + '_ {
+        Amount {
+            resource: self,
+            amount,
+        }
+    }
+}
+
+/// See [`Resource::amount`].
+struct Amount<'a> {
+    resource: &'a Resource,
+    amount: u64,
+}
+
+impl fmt::Display for Amount<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.amount;
+        if n != 1 {
+            return write!(f, "{n} {}", self.resource);
+        }
+        match self.resource {
+            Resource::Cpu => f.write_str("1 cpu slot"),
+            Resource::Ram => f.write_str("1 byte of RAM"),
+            Resource::Vram => f.write_str("1 byte of VRAM"),
+            Resource::Custom(name) => write!(f, "1 unit of `{name}`"),
+        }
+    }
+}
+
 /// A task's demand does not fit in what is free right now.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("budget full: needs {demand} {resource}, {in_use} in use of {cap}")]
+#[error("budget full: needs {}, {in_use} in use of {cap}", .resource.amount(*.demand))]
 pub struct BudgetFull {
     /// The resource that is short.
     pub resource: Resource,
@@ -431,11 +463,33 @@ mod tests {
         );
         assert_eq!(
             full.to_string(),
-            "budget full: needs 1 cpu slots, 2 in use of 2"
+            "budget full: needs 1 cpu slot, 2 in use of 2"
         );
         budget.release(&one);
         assert!(budget.try_acquire(&one).is_ok());
         assert_eq!(budget.in_use(&Resource::Cpu), 2);
+    }
+
+    #[test]
+    fn amounts_of_one_are_singular_in_messages() {
+        let gpu = Resource::Custom("gpu".into());
+        let said = |r: &Resource, n| r.amount(n).to_string();
+        assert_eq!(said(&Resource::Cpu, 1), "1 cpu slot");
+        assert_eq!(said(&Resource::Cpu, 0), "0 cpu slots");
+        assert_eq!(said(&Resource::Ram, 1), "1 byte of RAM");
+        assert_eq!(said(&Resource::Vram, 2), "2 bytes of VRAM");
+        assert_eq!(said(&gpu, 1), "1 unit of `gpu`");
+        assert_eq!(said(&gpu, 3), "3 units of `gpu`");
+        let full = BudgetFull {
+            resource: gpu,
+            demand: 1,
+            in_use: 1,
+            cap: 1,
+        };
+        assert_eq!(
+            full.to_string(),
+            "budget full: needs 1 unit of `gpu`, 1 in use of 1"
+        );
     }
 
     #[test]
