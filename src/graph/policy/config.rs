@@ -212,7 +212,11 @@ impl SchedulerConfig {
     }
 
     /// Ready tasks gain `boost` priority per `interval` waited (a zero
-    /// `boost` turns aging off; a zero `interval` counts as 1 ns).
+    /// `boost` turns aging off; a zero `interval` counts as 1 ns). A task
+    /// waits from when it became ready: for one ready when added with
+    /// [`Graph::add`](crate::graph::Graph::add) before the run starts, from
+    /// when it was added, so a graph built long before it is run starts
+    /// with those tasks aged by that time.
     pub fn with_aging(mut self, interval: Duration, boost: u32) -> SchedulerConfig {
         self.aging_interval = interval;
         self.aging_boost = boost;
