@@ -94,7 +94,9 @@ pub struct Attempt {
     /// starts and ends at the cancel, claims no time and is in no trace.
     /// "Called" is the runner's clock reading just before the call: a
     /// cancel within those few instructions of it may count a call as
-    /// before the cancel.
+    /// before the cancel. A report taken between the cancel and the moment
+    /// the runner gives the attempt back still says true, with the times
+    /// from when the attempt was taken (see [`TaskRecord::start`]).
     pub ran: bool,
 }
 
@@ -119,6 +121,14 @@ pub struct TaskRecord<T> {
     /// When its first attempt started (its body was called). `None` if
     /// none did, also for a task whose only attempt was cancelled before
     /// its body was called.
+    ///
+    /// A task cancelled while a runner holds its attempt (taken, its body
+    /// maybe not called yet: see [`RunHandle::cancel`](super::RunHandle::cancel))
+    /// is settled when the runner gives the attempt back, a moment later: a
+    /// report taken in between shows the attempt from when it was taken to
+    /// the cancel; later reports narrow it to the body's call, or show no
+    /// start and no end if the body was not called before the cancel. Its
+    /// state, attempts and error do not change.
     pub start: Option<Duration>,
     /// When it reached its terminal state (if it started).
     pub end: Option<Duration>,
