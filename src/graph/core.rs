@@ -2447,6 +2447,155 @@ mod tests {
         panic!("`late` did not start by {:?}", now - r_late);
     }
 
+    /// Moves ready node `i` of `core`'s ranked set to ready since `since`.
+    fn ready_at(core: &mut Core<u32>, i: u32, since: Instant) {
+        let Ready::Ranked(set) = &mut core.ready else {
+            panic!("the ready set is ranked");
+        };
+        let cold = &mut core.cold[i as usize];
+        cold.rare_mut().ready_since = Some(since);
+        let priority = core.nodes[i as usize].options().priority;
+        set.insert(i, cold.id.clone(), priority, since);
+    }
+
+    /// `hold` (started, holding one of two cpu slots), `late` (fits), the
+    /// `LOOKAHEAD` bigs (need both slots) and `others` (need both, far
+    /// below); `late` ready at `r`, the bigs at `r + window` (so `late`
+    /// ranks first, and starts, only for the first `window` of every
+    /// interval after the first), the others at the given instants.
+    fn late_behind_bigs(
+        interval: Duration,
+        window: Duration,
+        others: &[Duration],
+    ) -> (Core<u32>, Instant) {
+        let config = SchedulerConfig::new()
+            .with_cpu_slots(2)
+            .with_aging(interval, 1);
+        let mut core = Core::<u32>::new(&config);
+        let task = |id: String, priority: i32, cpu: u64| {
+            Task::sync(id, |_| Ok(0)).priority(priority).cpu(cpu)
+        };
+        let mut tasks = vec![task("hold".into(), 1000, 1), task("late".into(), 0, 1)];
+        let bigs = (0..super::super::LOOKAHEAD as i32).map(|n| task(format!("big-{n}"), 1, 2));
+        tasks.extend(bigs);
+        tasks.extend((0..others.len()).map(|n| task(format!("other-{n}"), -1000, 2)));
+        let _ = core
+            .add(&mut tasks, false)
+            .map_err(|e| e.to_string())
+            .unwrap();
+        let (mut fx, mut batch) = (Effects::default(), Vec::new());
+        let r = Instant::now();
+        core.prepare_run(Some(2), r, &mut fx);
+        assert!(core.next_attempts(r, 0, &mut batch, &mut fx));
+        assert_eq!(core.id(batch[0].node).as_str(), "hold");
+        ready_at(&mut core, 1, r);
+        for big in 0..super::super::LOOKAHEAD as u32 {
+            ready_at(&mut core, 2 + big, r + window);
+        }
+        for (n, &at) in others.iter().enumerate() {
+            let other = 2 + super::super::LOOKAHEAD as u32 + n as u32;
+            ready_at(&mut core, other, r + at);
+        }
+        (core, r)
+    }
+
+    /// Drives the dispatch timers of `core` by hand from a runner that
+    /// looks at `now` and finds nothing, each firing's runner looking
+    /// `lateness(n)` after the instant its timer (the `n`th) was armed
+    /// for, up to `firings` firings: the name of the task a runner started,
+    /// or why none did.
+    fn drive(
+        core: &mut Core<u32>,
+        mut now: Instant,
+        firings: usize,
+        lateness: impl Fn(usize) -> Duration,
+    ) -> Result<String, String> {
+        let mut fx = Effects::default();
+        assert!(!core.next_attempts(now, 0, &mut Vec::new(), &mut fx));
+        for n in 0..firings {
+            let Some((at, number)) = armed(&fx) else {
+                return Err(format!("no timer armed after {n} firings"));
+            };
+            fx = Effects::default();
+            core.dispatch_timer_due(number, true, &mut fx);
+            now = at + lateness(n);
+            let (mut fx2, mut batch) = (Effects::default(), Vec::new());
+            if core.next_attempts(now, 0, &mut batch, &mut fx2) {
+                return Ok(core.id(batch[0].node).to_string());
+            }
+            fx = fx2;
+        }
+        Err(format!("still armed after {firings} firings"))
+    }
+
+    #[test]
+    fn a_dispatch_timer_handled_less_than_min_dispatch_wait_late_does_not_pass_over_a_longer_window_for_good(
+    ) {
+        // 10 ms interval; `late` starts only in the first 1.5 ms of each
+        // (a window longer than MIN_DISPATCH_WAIT); `other-0` steps at
+        // 9.9 ms. A runner leaving at 15 ms arms for 19.9 ms (on time:
+        // nothing), then for 20.9 ms (inside the window), whose runner
+        // looks 0.7 ms late, at 21.6 ms, past the window. The window comes
+        // back at 30 ms.
+        let ms = |m: f64| Duration::from_secs_f64(m / 1000.0);
+        let (mut core, r) = late_behind_bigs(ms(10.0), ms(1.5), &[ms(9.9)]);
+        let lateness = |n: usize| if n == 1 { ms(0.7) } else { Duration::ZERO };
+        assert_eq!(
+            drive(&mut core, r + ms(15.0), 8, lateness),
+            Ok("late".into())
+        );
+    }
+
+    #[test]
+    fn dispatch_timers_with_an_interval_dividing_their_shortest_wait_reach_every_window() {
+        // 500 us interval; `late` starts only in the first 200 us of each.
+        // The firings, MIN_DISPATCH_WAIT (two intervals) apart, must not
+        // all fall on the same instant of the interval, outside the window.
+        let us = Duration::from_micros;
+        let (mut core, r) = late_behind_bigs(us(500), us(200), &[]);
+        let on_time = |_| Duration::ZERO;
+        assert_eq!(
+            drive(&mut core, r + us(5300), 50, on_time),
+            Ok("late".into())
+        );
+    }
+
+    #[test]
+    fn dispatch_timers_with_an_interval_shorter_than_their_shortest_wait_stop_when_nothing_can_start(
+    ) {
+        // As `dispatch_timers_stop_after_an_interval_in_which_time_alone_started_nothing`,
+        // with a 500 us interval: `small` fits but is never offered, and
+        // `hold` may run for hours; the run must not take the lock 1,000
+        // times a second all that time.
+        let config = SchedulerConfig::new()
+            .with_cpu_slots(2)
+            .with_aging(Duration::from_micros(500), 1);
+        let mut core = Core::<u32>::new(&config);
+        let task = |id: String, priority: i32, cpu: u64| {
+            Task::sync(id, |_| Ok(0)).priority(priority).cpu(cpu)
+        };
+        let mut tasks = vec![task("hold".into(), 1000, 1), task("small".into(), 0, 1)];
+        let bigs =
+            (0..super::super::LOOKAHEAD as i32).map(|n| task(format!("big-{n}"), 10 * (n + 1), 2));
+        tasks.extend(bigs);
+        let _ = core
+            .add(&mut tasks, false)
+            .map_err(|e| e.to_string())
+            .unwrap();
+        let t0 = Instant::now();
+        let (mut fx, mut batch) = (Effects::default(), Vec::new());
+        core.prepare_run(Some(2), t0, &mut fx);
+        assert!(core.next_attempts(t0, 0, &mut batch, &mut fx));
+        let on_time = |_| Duration::ZERO;
+        let ended = drive(&mut core, t0, 10, on_time);
+        assert!(
+            ended
+                .as_ref()
+                .is_err_and(|e| e.starts_with("no timer armed")),
+            "{ended:?}"
+        );
+    }
+
     #[test]
     fn the_slow_path_part_of_a_node_boxes_what_most_tasks_never_set() {
         // An id, the dependencies, one pointer: the rare fields (error,
