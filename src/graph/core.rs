@@ -110,15 +110,18 @@
 //! interval (every ready task gains the same per interval), so a chain of
 //! firings that has seen one whole interval go by since its first without
 //! a task started or runners asked for by anything else stops there
-//! (`Core::quiet_since`; a firing whose runner looks a
-//! [`MIN_DISPATCH_WAIT`] or more after its instant, past a step of the
-//! offer, passed over what it offered meanwhile, so the interval counts
-//! from that look instead; with an aging interval shorter than
-//! [`MIN_DISPATCH_WAIT`] a chain never stops, since its firings see one
-//! offer of the interval each): a run waiting for capacity that a task which
-//! fits can never be offered (it stays behind [`LOOKAHEAD`](super::LOOKAHEAD) tasks that
-//! always outrank it) costs one interval of firings (an interval of at
-//! least [`MIN_DISPATCH_WAIT`]), not firings for as long as it waits.
+//! (`Core::quiet_since`; a firing whose runner looks after its instant
+//! and finds nothing to start, where an offer it passed over meanwhile
+//! would have started a task ([`ReadySet::first_start`]), has the interval
+//! count from that look instead, since that offer comes back within it).
+//! With an aging interval shorter than [`MIN_DISPATCH_WAIT`] firings see
+//! one offer of the interval each, so a runner arms the timer for the first
+//! instant, at least [`MIN_DISPATCH_WAIT`] from now, whose offer starts a
+//! task, and for none if no offer of a whole interval does. So a run
+//! waiting for capacity that a task which fits can never be offered (it
+//! stays behind [`LOOKAHEAD`](super::LOOKAHEAD) tasks that always outrank
+//! it) costs at most one interval of firings, not firings for as long as
+//! it waits.
 
 use std::collections::{HashMap, VecDeque};
 use std::mem;
@@ -564,7 +567,7 @@ pub(crate) struct Core<T> {
     /// ready set, made later ([`Core::rank`]), makes room for as many.
     reserved: usize,
     /// The instant the last timer of that chain to fire was armed for: a
-    /// runner that looks much later may have passed over offers.
+    /// runner that looks later may have passed over offers.
     quiet_fired: Option<Instant>,
     /// Nodes not in a terminal state.
     live: usize,
@@ -642,14 +645,12 @@ pub(crate) const MAX_BATCH: usize = 32;
 
 /// The shortest wait the dispatch timer is armed for (see "Runners" in the
 /// module docs): it bounds its firings to 1,000 a second however short the
-/// aging interval. A window shorter than this in which aging alone lets a
-/// task start may be passed over, and with nothing else happening the task
-/// then waits for some other event: the chain of firings stops after one
+/// aging interval. With an aging interval of at least this, a window
+/// shorter than this in which aging alone lets a task start may be passed
+/// over by firings on time, and with nothing else happening the task then
+/// waits for some other event: the chain of firings stops after one
 /// interval, and firings on time pass over the same windows each interval.
-/// With an aging interval shorter than this, each firing sees one offer of
-/// the interval: the chain does not stop then (at most 1,000 firings a
-/// second while the run waits), and a window may still be passed over
-/// for as long as the firings fall outside it.
+/// With a shorter aging interval, the timer is armed for a window's start.
 const MIN_DISPATCH_WAIT: Duration = Duration::from_millis(1);
 
 /// How many retired bodies the run's waiter takes at a time while the run
@@ -1165,15 +1166,29 @@ impl<T> Core<T> {
         };
         // Not sooner than this: with a tiny aging interval the offer can
         // change every few nanoseconds, and each firing takes the lock.
-        let at = now
-            .checked_add(MIN_DISPATCH_WAIT)
-            .map_or(at, |soonest| at.max(soonest));
-        // A firing whose runner looks `MIN_DISPATCH_WAIT` or more after
-        // the instant it was armed for, past a step, passed over the
-        // offers in between: they come back within an interval from now.
+        let Some(soonest) = now.checked_add(MIN_DISPATCH_WAIT) else {
+            return;
+        };
+        let at = if self.aging.0 < MIN_DISPATCH_WAIT {
+            // Firings that far apart see one offer of the interval each
+            // (the same one each time if the interval divides the wait):
+            // aim at the first that starts a task; none if no offer of a
+            // whole interval does, so time alone never will.
+            let until = soonest.checked_add(self.aging.0).unwrap_or(soonest);
+            let Some(at) = set.first_start(soonest, until, fits) else {
+                return;
+            };
+            at
+        } else {
+            at.max(soonest)
+        };
+        // A firing whose runner looks after the instant it was armed for
+        // may have passed over an offer that would have started a task
+        // (the firing may fall late in a window, the runner later still):
+        // it comes back within an interval from now.
         if let (Some(_), Some(fired)) = (self.quiet_since, self.quiet_fired) {
-            let late = now.saturating_duration_since(fired) >= MIN_DISPATCH_WAIT;
-            if late && set.next_reorder(fired, fits).is_some_and(|s| s <= now) {
+            let until = fired.checked_add(self.aging.0).map_or(now, |u| u.min(now));
+            if now > fired && set.first_start(fired, until, fits).is_some() {
                 self.quiet_since = Some(now);
             }
         }

@@ -660,6 +660,53 @@ impl ReadySet {
         next.filter(|_| fitting)
     }
 
+    /// The task [`pop_best`](Self::pop_best)`(now, fits)` would take,
+    /// without taking it. For the slow path: `O(L * LOOKAHEAD * log(L *
+    /// LOOKAHEAD))`.
+    pub(crate) fn peek_best(&self, now: Instant, mut fits: impl FnMut(u32) -> bool) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        let now = self.latest.map_or(now, |l| now.max(l));
+        let top = if self.heads.is_empty() {
+            let level = self.levels.values().next().expect("non-empty set");
+            level.head(&self.slots).expect("live level has a head").1
+        } else {
+            self.best_head(now).1.node
+        };
+        if fits(top) {
+            return Some(top);
+        }
+        if self.slot(top).bypassed >= MAX_BYPASS {
+            return None;
+        }
+        self.runners_up(top, now).into_iter().find(|&n| fits(n))
+    }
+
+    /// The first instant from `from` to `until` at which
+    /// [`pop_best`](Self::pop_best) would take a task if nothing but time
+    /// changed meanwhile: `from`, or a step of a task that can be offered
+    /// (the offer changes at those only, see
+    /// [`next_reorder`](Self::next_reorder)). `None` if there is none. The
+    /// offer repeats every aging interval, so `None` over a whole interval
+    /// means time alone never starts a task. One
+    /// [`peek_best`](Self::peek_best) per step passed: for the slow path.
+    pub(crate) fn first_start(
+        &self,
+        from: Instant,
+        until: Instant,
+        mut fits: impl FnMut(u32) -> bool,
+    ) -> Option<Instant> {
+        let mut at = from;
+        while at <= until {
+            if self.peek_best(at, &mut fits).is_some() {
+                return Some(at);
+            }
+            at = self.next_reorder(at, &mut fits)?;
+        }
+        None
+    }
+
     /// The first instant after `now` at which a task ready since
     /// `ready_since` (at or before `now`) gains a step of priority: the
     /// next multiple of the interval since it became ready. `None` past
