@@ -2612,6 +2612,27 @@ mod tests {
     }
 
     #[test]
+    fn dispatch_timers_stop_when_their_runners_always_come_after_a_window_shorter_than_min_dispatch_wait(
+    ) {
+        // `late` starts only in the first 50 us of every 10 ms, or the first
+        // 200 us of every 500 us; each runner looks 300 us after its timer's
+        // instant, past the window. Such windows may be passed over (see
+        // MIN_DISPATCH_WAIT): the chain must not fire for as long as the
+        // run waits.
+        let us = Duration::from_micros;
+        for (interval, window) in [(us(10_000), us(50)), (us(500), us(200))] {
+            let (mut core, r) = late_behind_bigs(interval, window, &[]);
+            let ended = drive(&mut core, r + interval * 10 + us(250), 40, |_| us(300));
+            assert!(
+                ended
+                    .as_ref()
+                    .is_err_and(|e| e.starts_with("no timer armed")),
+                "{interval:?}: {ended:?}"
+            );
+        }
+    }
+
+    #[test]
     fn the_slow_path_part_of_a_node_boxes_what_most_tasks_never_set() {
         // An id, the dependencies, one pointer: the rare fields (error,
         // names, driver, ready time, pause switch) are allocated on first use.
