@@ -111,13 +111,15 @@
 //! firings that has seen one whole interval go by since its first without
 //! a task started or runners asked for by anything else stops there
 //! (`Core::quiet_since`; a firing whose runner looks after its instant
-//! and finds nothing to start, where an offer it passed over meanwhile
-//! would have started a task ([`ReadySet::first_start`]), has the interval
-//! count from that look instead, since that offer comes back within it).
-//! With an aging interval shorter than [`MIN_DISPATCH_WAIT`] firings see
-//! one offer of the interval each, so a runner arms the timer for the first
-//! instant, at least [`MIN_DISPATCH_WAIT`] from now, whose offer starts a
-//! task, and for none if no offer of a whole interval does. So a run
+//! and finds nothing to start, having passed over a window of at least
+//! [`MIN_DISPATCH_WAIT`] in which aging lets a task start
+//! ([`ReadySet::starts_for`]), has the interval count from that look
+//! instead, since that window comes back within it). With an aging
+//! interval shorter than [`MIN_DISPATCH_WAIT`] firings see one offer of the
+//! interval each, so a runner arms the timer for the first instant, at
+//! least [`MIN_DISPATCH_WAIT`] from now, whose offer starts a task
+//! ([`ReadySet::first_start`]), and for none if no offer of a whole
+//! interval does; such a chain stops after [`MIN_DISPATCH_WAIT`]. So a run
 //! waiting for capacity that a task which fits can never be offered (it
 //! stays behind [`LOOKAHEAD`](super::LOOKAHEAD) tasks that always outrank
 //! it) costs at most one interval of firings, not firings for as long as
@@ -650,7 +652,9 @@ pub(crate) const MAX_BATCH: usize = 32;
 /// over by firings on time, and with nothing else happening the task then
 /// waits for some other event: the chain of firings stops after one
 /// interval, and firings on time pass over the same windows each interval.
-/// With a shorter aging interval, the timer is armed for a window's start.
+/// With a shorter aging interval, the timer is armed for a window's start,
+/// and a window whose firing's runner comes after its end is passed over
+/// likewise.
 const MIN_DISPATCH_WAIT: Duration = Duration::from_millis(1);
 
 /// How many retired bodies the run's waiter takes at a time while the run
@@ -1183,23 +1187,23 @@ impl<T> Core<T> {
             at.max(soonest)
         };
         // A firing whose runner looks after the instant it was armed for
-        // may have passed over an offer that would have started a task
-        // (the firing may fall late in a window, the runner later still):
-        // it comes back within an interval from now.
+        // may have passed over a window of `MIN_DISPATCH_WAIT` or more in
+        // which aging lets a task start (the firing may fall late in it,
+        // the runner later still): it comes back within an interval from
+        // now.
         if let (Some(_), Some(fired)) = (self.quiet_since, self.quiet_fired) {
             let until = fired.checked_add(self.aging.0).map_or(now, |u| u.min(now));
-            if now > fired && set.first_start(fired, until, fits).is_some() {
+            if now > fired && set.starts_for(fired, until, MIN_DISPATCH_WAIT, fits) {
                 self.quiet_since = Some(now);
             }
         }
         // A chain of firings that has seen every offer time alone makes
-        // (one aging interval) start nothing would see them again. Not with
-        // an interval shorter than the firings' spacing: they see some of
-        // its offers only, others as they fall later into it.
+        // (one aging interval) start nothing would see them again. With a
+        // shorter interval, a chain aims at windows (above), shorter than
+        // `MIN_DISPATCH_WAIT`: it stops after one such wait.
         let period_end = self
             .quiet_since
-            .filter(|_| self.aging.0 >= MIN_DISPATCH_WAIT)
-            .and_then(|since| since.checked_add(self.aging.0));
+            .and_then(|since| since.checked_add(self.aging.0.max(MIN_DISPATCH_WAIT)));
         if period_end.is_some_and(|end| at >= end) {
             return;
         }

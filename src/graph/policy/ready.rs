@@ -707,6 +707,39 @@ impl ReadySet {
         None
     }
 
+    /// Whether, if nothing but time changed, [`pop_best`](Self::pop_best)
+    /// would take a task throughout some stretch (a *window*) at least
+    /// `span` long that ends after `from` and begins by `until`, looking
+    /// back no further than `from - span` (a window that began earlier is
+    /// taken to begin there). One [`peek_best`](Self::peek_best) per step
+    /// from `from - span` to `until`: for the slow path.
+    pub(crate) fn starts_for(
+        &self,
+        from: Instant,
+        until: Instant,
+        span: Duration,
+        mut fits: impl FnMut(u32) -> bool,
+    ) -> bool {
+        let mut at = from.checked_sub(span).unwrap_or(from);
+        let mut began: Option<Instant> = None;
+        loop {
+            let next = self.next_reorder(at, &mut fits);
+            if self.peek_best(at, &mut fits).is_some() {
+                let began = *began.get_or_insert(at);
+                let lasts = next.map_or(true, |end| end > from && end - began >= span);
+                if lasts {
+                    return true;
+                }
+            } else {
+                began = None;
+            }
+            match next {
+                Some(next) if next <= until => at = next,
+                _ => return false,
+            }
+        }
+    }
+
     /// The first instant after `now` at which a task ready since
     /// `ready_since` (at or before `now`) gains a step of priority: the
     /// next multiple of the interval since it became ready. `None` past
