@@ -124,6 +124,7 @@ fn a_task_that_does_not_fit_is_bypassed_at_most_max_bypass_times() {
     }
     assert_eq!(bypasses, MAX_BYPASS);
     // Reserved: nothing else is offered until "big" fits.
+    assert_eq!(set.peek_best(t0, |n| n != 0), None);
     assert_eq!(set.pop_best(t0, |n| n != 0), None);
     assert_eq!(set.pop_best(t0, |_| true), Some(0));
     assert!(!set.contains(0));
@@ -406,6 +407,8 @@ proptest! {
                     }
                     let fits = |n: u32| misfits & (1 << n) == 0;
                     let expected = naive.pop(now, interval, boost, fits);
+                    // `peek_best` says the same without taking it.
+                    prop_assert_eq!(set.peek_best(now, fits), expected);
                     prop_assert_eq!(set.pop_best(now, fits), expected);
                 }
             }
