@@ -2477,6 +2477,19 @@ mod tests {
         set.insert(i, cold.id.clone(), priority, since);
     }
 
+    /// A core with two cpu slots, aging by 1 every `interval`.
+    fn two_slots(interval: Duration) -> Core<u32> {
+        let config = SchedulerConfig::new()
+            .with_cpu_slots(2)
+            .with_aging(interval, 1);
+        Core::new(&config)
+    }
+
+    /// A sync task `id` of priority `priority` needing `cpu` slots.
+    fn sized(id: String, priority: i32, cpu: u64) -> Task<u32> {
+        Task::sync(id, |_| Ok(0)).priority(priority).cpu(cpu)
+    }
+
     /// `hold` (started, holding one of two cpu slots), `late` (fits), the
     /// `LOOKAHEAD` bigs (need both slots) and `others` (need both, far
     /// below); `late` ready at `r`, the bigs at `r + window` (so `late`
@@ -2487,13 +2500,7 @@ mod tests {
         window: Duration,
         others: &[Duration],
     ) -> (Core<u32>, Instant) {
-        let config = SchedulerConfig::new()
-            .with_cpu_slots(2)
-            .with_aging(interval, 1);
-        let mut core = Core::<u32>::new(&config);
-        let task = |id: String, priority: i32, cpu: u64| {
-            Task::sync(id, |_| Ok(0)).priority(priority).cpu(cpu)
-        };
+        let (mut core, task) = (two_slots(interval), sized);
         let mut tasks = vec![task("hold".into(), 1000, 1), task("late".into(), 0, 1)];
         let bigs = (0..super::super::LOOKAHEAD as i32).map(|n| task(format!("big-{n}"), 1, 2));
         tasks.extend(bigs);
@@ -2547,6 +2554,13 @@ mod tests {
         Err(format!("still armed after {firings} firings"))
     }
 
+    /// Whether [`drive`] ended with the chain of timers stopped.
+    fn stopped(ended: &Result<String, String>) -> bool {
+        ended
+            .as_ref()
+            .is_err_and(|e| e.starts_with("no timer armed"))
+    }
+
     #[test]
     fn a_dispatch_timer_handled_less_than_min_dispatch_wait_late_does_not_pass_over_a_longer_window_for_good(
     ) {
@@ -2586,13 +2600,7 @@ mod tests {
         // with a 500 us interval: `small` fits but is never offered, and
         // `hold` may run for hours; the run must not take the lock 1,000
         // times a second all that time.
-        let config = SchedulerConfig::new()
-            .with_cpu_slots(2)
-            .with_aging(Duration::from_micros(500), 1);
-        let mut core = Core::<u32>::new(&config);
-        let task = |id: String, priority: i32, cpu: u64| {
-            Task::sync(id, |_| Ok(0)).priority(priority).cpu(cpu)
-        };
+        let (mut core, task) = (two_slots(Duration::from_micros(500)), sized);
         let mut tasks = vec![task("hold".into(), 1000, 1), task("small".into(), 0, 1)];
         let bigs =
             (0..super::super::LOOKAHEAD as i32).map(|n| task(format!("big-{n}"), 10 * (n + 1), 2));
@@ -2607,12 +2615,7 @@ mod tests {
         assert!(core.next_attempts(t0, 0, &mut batch, &mut fx));
         let on_time = |_| Duration::ZERO;
         let ended = drive(&mut core, t0, 10, on_time);
-        assert!(
-            ended
-                .as_ref()
-                .is_err_and(|e| e.starts_with("no timer armed")),
-            "{ended:?}"
-        );
+        assert!(stopped(&ended), "{ended:?}");
     }
 
     #[test]
@@ -2627,12 +2630,7 @@ mod tests {
         for (interval, window) in [(us(10_000), us(50)), (us(500), us(200))] {
             let (mut core, r) = late_behind_bigs(interval, window, &[]);
             let ended = drive(&mut core, r + interval * 10 + us(250), 40, |_| us(300));
-            assert!(
-                ended
-                    .as_ref()
-                    .is_err_and(|e| e.starts_with("no timer armed")),
-                "{interval:?}: {ended:?}"
-            );
+            assert!(stopped(&ended), "{interval:?}: {ended:?}");
         }
     }
 
