@@ -2293,13 +2293,7 @@ mod tests {
         // outrank `small` (10 apart and ready as early), which fits but,
         // behind `LOOKAHEAD` of them, is never offered.
         let interval = Duration::from_millis(100);
-        let config = SchedulerConfig::new()
-            .with_cpu_slots(2)
-            .with_aging(interval, 1);
-        let mut core = Core::<u32>::new(&config);
-        let task = |id: String, priority: i32, cpu: u64| {
-            Task::sync(id, |_| Ok(0)).priority(priority).cpu(cpu)
-        };
+        let (mut core, task) = (two_slots(interval), sized);
         let mut tasks = vec![task("hold".into(), 1000, 1), task("small".into(), 0, 1)];
         let bigs =
             (0..super::super::LOOKAHEAD as i32).map(|n| task(format!("big-{n}"), 10 * (n + 1), 2));
@@ -2350,13 +2344,7 @@ mod tests {
         // above it for the rest of every interval, and it stays behind
         // `LOOKAHEAD` of them.
         let interval = Duration::from_secs(1);
-        let config = SchedulerConfig::new()
-            .with_cpu_slots(2)
-            .with_aging(interval, 1);
-        let mut core = Core::<u32>::new(&config);
-        let task = |id: String, priority: i32, cpu: u64| {
-            Task::sync(id, |_| Ok(0)).priority(priority).cpu(cpu)
-        };
+        let (mut core, task) = (two_slots(interval), sized);
         let mut tasks = vec![task("hold".into(), 1000, 1), task("late".into(), 0, 1)];
         let _ = core
             .add(&mut tasks, false)
