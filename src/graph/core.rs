@@ -1190,10 +1190,14 @@ impl<T> Core<T> {
         // may have passed over a window of `MIN_DISPATCH_WAIT` or more in
         // which aging lets a task start (the firing may fall late in it,
         // the runner later still): it comes back within an interval from
-        // now.
+        // now. Not with an interval shorter than that: the offer repeats
+        // every interval, so a window lasting a whole one lasts for ever
+        // (the runner would not have passed it over), and looking for one
+        // would peek at every step of `MIN_DISPATCH_WAIT`, under the lock.
+        let longer = self.aging.0 >= MIN_DISPATCH_WAIT;
         if let (Some(_), Some(fired)) = (self.quiet_since, self.quiet_fired) {
             let until = fired.checked_add(self.aging.0).map_or(now, |u| u.min(now));
-            if now > fired && set.starts_for(fired, until, MIN_DISPATCH_WAIT, fits) {
+            if longer && now > fired && set.starts_for(fired, until, MIN_DISPATCH_WAIT, fits) {
                 self.quiet_since = Some(now);
             }
         }
