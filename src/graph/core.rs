@@ -2668,6 +2668,24 @@ mod tests {
     }
 
     #[test]
+    fn dispatch_timers_whose_runners_are_always_a_little_late_reach_a_window_longer_than_min_dispatch_wait(
+    ) {
+        // 10 ms interval; `late` starts only in the first 1.2 ms of each;
+        // `other-0` steps at 9.5 ms. Every runner looks 0.4 ms after its
+        // timer's instant (a timer queue of 1 ms ticks is late by up to
+        // that). A runner leaving at 15 ms arms for 19.5 ms, whose runner
+        // looks at 19.9 ms, before the window, and arms for MIN_DISPATCH_WAIT
+        // later, 20.9 ms, whose runner looks at 21.3 ms, past it; and so on
+        // every interval.
+        let ms = |m: f64| Duration::from_secs_f64(m / 1000.0);
+        let (mut core, r) = late_behind_bigs(ms(10.0), ms(1.2), &[ms(9.5)]);
+        assert_eq!(
+            drive(&mut core, r + ms(15.0), 40, |_| ms(0.4)),
+            Ok("late".into())
+        );
+    }
+
+    #[test]
     fn the_slow_path_part_of_a_node_boxes_what_most_tasks_never_set() {
         // An id, the dependencies, one pointer: the rare fields (error,
         // names, driver, ready time, pause switch) are allocated on first use.
