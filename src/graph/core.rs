@@ -114,8 +114,10 @@
 //! and finds nothing to start, having passed over a window of at least
 //! [`MIN_DISPATCH_WAIT`] in which aging lets a task start
 //! ([`ReadySet::starts_for`]), has the interval count from that look
-//! instead, since that window comes back within it). With an aging
-//! interval shorter than [`MIN_DISPATCH_WAIT`] firings see one offer of the
+//! instead, and arms the timer for that window's return rather than for
+//! the next step, so that runners always late by less than
+//! [`MIN_DISPATCH_WAIT`] still start the task). With an aging interval
+//! shorter than [`MIN_DISPATCH_WAIT`] firings see one offer of the
 //! interval each, so a runner arms the timer for the first instant, at
 //! least [`MIN_DISPATCH_WAIT`] from now, whose offer starts a task
 //! ([`ReadySet::first_start`]), and for none if no offer of a whole
@@ -1173,7 +1175,38 @@ impl<T> Core<T> {
         let Some(soonest) = now.checked_add(MIN_DISPATCH_WAIT) else {
             return;
         };
-        let at = if self.aging.0 < MIN_DISPATCH_WAIT {
+        // A firing whose runner looks after the instant it was armed for
+        // may have passed over a window of `MIN_DISPATCH_WAIT` or more in
+        // which aging lets a task start (the firing may fall late in it,
+        // the runner later still): it comes back within an interval from
+        // now. Not with an interval shorter than that: the offer repeats
+        // every interval, so a window lasting a whole one lasts for ever
+        // (the runner would not have passed it over), and looking for one
+        // would peek at every step of `MIN_DISPATCH_WAIT`, under the lock.
+        let mut passed = None;
+        if let (Some(_), Some(fired)) = (self.quiet_since, self.quiet_fired) {
+            let until = fired.checked_add(self.aging.0).map_or(now, |u| u.min(now));
+            if self.aging.0 >= MIN_DISPATCH_WAIT && now > fired {
+                passed = set.starts_for(fired, until, MIN_DISPATCH_WAIT, fits);
+            }
+        }
+        let at = if let Some(began) = passed {
+            // Aim at the window's return, not at the next step: a runner
+            // that comes as late as this one each time could otherwise pass
+            // over it every interval. It lasts `MIN_DISPATCH_WAIT` from
+            // there, so a runner less late than that starts the task.
+            self.quiet_since = Some(now);
+            let wait = soonest.saturating_duration_since(began).as_nanos();
+            let intervals = wait.div_ceil(self.aging.0.as_nanos());
+            let back = u32::try_from(intervals)
+                .ok()
+                .and_then(|k| self.aging.0.checked_mul(k))
+                .and_then(|d| began.checked_add(d));
+            let Some(at) = back else {
+                return;
+            };
+            at
+        } else if self.aging.0 < MIN_DISPATCH_WAIT {
             // Firings that far apart see one offer of the interval each
             // (the same one each time if the interval divides the wait):
             // aim at the first that starts a task; none if no offer of a
@@ -1186,29 +1219,15 @@ impl<T> Core<T> {
         } else {
             at.max(soonest)
         };
-        // A firing whose runner looks after the instant it was armed for
-        // may have passed over a window of `MIN_DISPATCH_WAIT` or more in
-        // which aging lets a task start (the firing may fall late in it,
-        // the runner later still): it comes back within an interval from
-        // now. Not with an interval shorter than that: the offer repeats
-        // every interval, so a window lasting a whole one lasts for ever
-        // (the runner would not have passed it over), and looking for one
-        // would peek at every step of `MIN_DISPATCH_WAIT`, under the lock.
-        let longer = self.aging.0 >= MIN_DISPATCH_WAIT;
-        if let (Some(_), Some(fired)) = (self.quiet_since, self.quiet_fired) {
-            let until = fired.checked_add(self.aging.0).map_or(now, |u| u.min(now));
-            if longer && now > fired && set.starts_for(fired, until, MIN_DISPATCH_WAIT, fits) {
-                self.quiet_since = Some(now);
-            }
-        }
         // A chain of firings that has seen every offer time alone makes
-        // (one aging interval) start nothing would see them again. With a
-        // shorter interval, a chain aims at windows (above), shorter than
+        // (one aging interval) start nothing would see them again (but for
+        // a window passed over, aimed at above). With a shorter interval,
+        // a chain aims at windows (above), shorter than
         // `MIN_DISPATCH_WAIT`: it stops after one such wait.
         let period_end = self
             .quiet_since
             .and_then(|since| since.checked_add(self.aging.0.max(MIN_DISPATCH_WAIT)));
-        if period_end.is_some_and(|end| at >= end) {
+        if passed.is_none() && period_end.is_some_and(|end| at >= end) {
             return;
         }
         if self.dispatch_timer.as_ref().is_some_and(|t| t.at <= at) {

@@ -710,17 +710,21 @@ impl ReadySet {
     /// Whether, if nothing but time changed, [`pop_best`](Self::pop_best)
     /// would take a task throughout some stretch (a *window*) at least
     /// `span` long that ends after `from` and begins by `until`, looking
-    /// back no further than `from - span` (a window that began earlier is
-    /// taken to begin there). One [`peek_best`](Self::peek_best) per step
-    /// from `from - span` to `until`: for the slow path.
+    /// back no further than `from - span`, nor than the last task's ready
+    /// time (a window that began earlier is taken to begin there): the
+    /// first such window's beginning, or `None`. The offer repeats every
+    /// aging interval from there on, and so does the window. One
+    /// [`peek_best`](Self::peek_best) per step from `from - span` to
+    /// `until`: for the slow path.
     pub(crate) fn starts_for(
         &self,
         from: Instant,
         until: Instant,
         span: Duration,
         mut fits: impl FnMut(u32) -> bool,
-    ) -> bool {
-        let mut at = from.checked_sub(span).unwrap_or(from);
+    ) -> Option<Instant> {
+        let at = from.checked_sub(span).unwrap_or(from);
+        let mut at = self.latest.map_or(at, |l| at.max(l));
         let mut began: Option<Instant> = None;
         loop {
             let next = self.next_reorder(at, &mut fits);
@@ -728,14 +732,14 @@ impl ReadySet {
                 let began = *began.get_or_insert(at);
                 let lasts = next.map_or(true, |end| end > from && end - began >= span);
                 if lasts {
-                    return true;
+                    return Some(began);
                 }
             } else {
                 began = None;
             }
             match next {
                 Some(next) if next <= until => at = next,
-                _ => return false,
+                _ => return None,
             }
         }
     }
