@@ -726,7 +726,7 @@ impl ReadySet {
         let at = from.checked_sub(span).unwrap_or(from);
         let mut at = self.latest.map_or(at, |l| at.max(l));
         let mut began: Option<Instant> = None;
-        loop {
+        while at <= until {
             let next = self.next_reorder(at, &mut fits);
             if self.peek_best(at, &mut fits).is_some() {
                 let began = *began.get_or_insert(at);
@@ -738,10 +738,11 @@ impl ReadySet {
                 began = None;
             }
             match next {
-                Some(next) if next <= until => at = next,
-                _ => return None,
+                Some(next) => at = next,
+                None => break,
             }
         }
+        None
     }
 
     /// The first instant after `now` at which a task ready since
