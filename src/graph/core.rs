@@ -2503,7 +2503,8 @@ mod tests {
 
     /// `hold` (started, holding one of two cpu slots), `late` (fits), the
     /// `LOOKAHEAD` bigs (need both slots) and `others` (need both, far
-    /// below); `late` ready at `r`, the bigs at `r + window` (so `late`
+    /// below, each on a priority level of its own, so that all can be
+    /// offered); `late` ready at `r`, the bigs at `r + window` (so `late`
     /// ranks first, and starts, only for the first `window` of every
     /// interval after the first), the others at the given instants.
     fn late_behind_bigs(
@@ -2515,7 +2516,8 @@ mod tests {
         let mut tasks = vec![task("hold".into(), 1000, 1), task("late".into(), 0, 1)];
         let bigs = (0..super::super::LOOKAHEAD as i32).map(|n| task(format!("big-{n}"), 1, 2));
         tasks.extend(bigs);
-        tasks.extend((0..others.len()).map(|n| task(format!("other-{n}"), -1000, 2)));
+        let others_at = (0..others.len() as i32).map(|n| task(format!("other-{n}"), -1000 - n, 2));
+        tasks.extend(others_at);
         let _ = core
             .add(&mut tasks, false)
             .map_err(|e| e.to_string())
@@ -2649,7 +2651,7 @@ mod tests {
     fn a_late_runner_with_an_aging_interval_far_shorter_than_min_dispatch_wait_does_not_scan_every_step_of_that_wait(
     ) {
         // 1 us interval; `late` starts only in the first 300 ns of each;
-        // 300 fillers (need both slots), one per priority level far below,
+        // 300 others (need both slots), one per priority level far below,
         // ready 1 ns apart, so each interval has some 300 steps. The timer's
         // runner looks 500 ns late, past the window. No window of such an
         // interval lasts MIN_DISPATCH_WAIT (one that lasted a whole
@@ -2657,28 +2659,8 @@ mod tests {
         // a peek at each of the 300,000 steps of the MIN_DISPATCH_WAIT
         // before its instant, under the lock.
         let ns = Duration::from_nanos;
-        let (mut core, task) = (two_slots(ns(1000)), sized);
-        let mut tasks = vec![task("hold".into(), 1000, 1), task("late".into(), 0, 1)];
-        let bigs = (0..super::super::LOOKAHEAD as i32).map(|n| task(format!("big-{n}"), 1, 2));
-        tasks.extend(bigs);
-        let fillers = 300;
-        tasks.extend((0..fillers).map(|n| task(format!("filler-{n}"), -1000 - n, 2)));
-        let _ = core
-            .add(&mut tasks, false)
-            .map_err(|e| e.to_string())
-            .unwrap();
-        let (mut fx, mut batch) = (Effects::default(), Vec::new());
-        let r = Instant::now();
-        core.prepare_run(Some(2), r, &mut fx);
-        assert!(core.next_attempts(r, 0, &mut batch, &mut fx));
-        ready_at(&mut core, 1, r);
-        let lookahead = super::super::LOOKAHEAD as u32;
-        for big in 0..lookahead {
-            ready_at(&mut core, 2 + big, r + ns(300));
-        }
-        for n in 0..fillers as u32 {
-            ready_at(&mut core, 2 + lookahead + n, r + ns(400 + u64::from(n)));
-        }
+        let fillers: Vec<_> = (0..300).map(|n| ns(400 + n)).collect();
+        let (mut core, r) = late_behind_bigs(ns(1000), ns(300), &fillers);
         let began = Instant::now();
         let ended = drive(&mut core, r + ns(10_500), 2, |_| ns(500));
         let took = began.elapsed();
