@@ -125,7 +125,11 @@
 //! waiting for capacity that a task which fits can never be offered (it
 //! stays behind [`LOOKAHEAD`](super::LOOKAHEAD) tasks that always outrank
 //! it) costs at most one interval of firings, not firings for as long as
-//! it waits.
+//! it waits. Both searches look at no more than 32 steps of the offer
+//! (each a peek at the ranked set, under the lock; a set with many
+//! priority levels has as many steps per interval), and find nothing past
+//! them: a window further on may then be passed over, and the chain
+//! stops as above.
 
 use std::collections::{HashMap, VecDeque};
 use std::mem;
@@ -2658,14 +2662,26 @@ mod tests {
         // interval would last for ever), yet looking for one must not take
         // a peek at each of the 300,000 steps of the MIN_DISPATCH_WAIT
         // before its instant, under the lock.
+        // The same with a 2 ms interval (the late-runner scan) and its
+        // others 1 us apart: each look scans a bounded number of steps
+        // (`MAX_SCAN_STEPS` in ready.rs).
         let ns = Duration::from_nanos;
-        let fillers: Vec<_> = (0..300).map(|n| ns(400 + n)).collect();
-        let (mut core, r) = late_behind_bigs(ns(1000), ns(300), &fillers);
-        let began = Instant::now();
-        let ended = drive(&mut core, r + ns(10_500), 2, |_| ns(500));
-        let took = began.elapsed();
-        assert!(stopped(&ended), "{ended:?}");
-        assert!(took < Duration::from_secs(1), "two looks took {took:?}");
+        let cases = [
+            (ns(1000), ns(300), ns(500), 1),
+            (ns(2_000_000), ns(1_000_000), ns(1_500_000), 1000),
+        ];
+        for (interval, window, lateness, spacing) in cases {
+            let fillers: Vec<_> = (0..300).map(|n| window + ns(100 + n * spacing)).collect();
+            let (mut core, r) = late_behind_bigs(interval, window, &fillers);
+            let ended = drive(&mut core, r + interval * 10 + window + ns(200), 2, |_| {
+                lateness
+            });
+            let Ready::Ranked(set) = &core.ready else {
+                panic!("the ready set is ranked");
+            };
+            let peeks = set.peeks();
+            assert!(peeks <= 200, "{interval:?}: {peeks} peeks ({ended:?})");
+        }
     }
 
     #[test]

@@ -141,6 +141,15 @@ pub const LOOKAHEAD: usize = 8;
 /// fits before [`ReadySet::pop_best`] offers nothing but the best task.
 pub const MAX_BYPASS: u32 = 64;
 
+/// How many steps of the offer [`ReadySet::first_start`] and
+/// [`ReadySet::starts_for`] look at, at most: each costs a
+/// [`ReadySet::peek_best`], under the run's lock, and a set with many
+/// priority levels steps as often in an interval as it has levels (1,000
+/// levels cost ~100 ms a scan). Past it they answer as if time alone
+/// started nothing there (so a chain of dispatch timers stops, see
+/// `core.rs`), which may pass over a window further on.
+const MAX_SCAN_STEPS: usize = 32;
+
 /// Where an out-of-order task sits in its level's order.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Key {
@@ -317,6 +326,9 @@ pub struct ReadySet {
     next_seq: u64,
     /// The latest `ready_since` inserted: `now` is raised to it.
     latest: Option<Instant>,
+    /// How many times [`ReadySet::peek_best`] ran: what a slow-path scan cost.
+    #[cfg(test)]
+    peeks: std::cell::Cell<usize>,
 }
 
 impl std::fmt::Debug for ReadySet {
@@ -364,7 +376,15 @@ impl ReadySet {
             len: 0,
             next_seq: 0,
             latest: None,
+            #[cfg(test)]
+            peeks: std::cell::Cell::new(0),
         }
+    }
+
+    /// How many times [`peek_best`](Self::peek_best) ran so far.
+    #[cfg(test)]
+    pub(crate) fn peeks(&self) -> usize {
+        self.peeks.get()
     }
 
     /// Makes room for nodes `0..nodes` without reallocating (the core calls
@@ -664,6 +684,8 @@ impl ReadySet {
     /// without taking it. For the slow path: `O(L * LOOKAHEAD * log(L *
     /// LOOKAHEAD))`.
     pub(crate) fn peek_best(&self, now: Instant, mut fits: impl FnMut(u32) -> bool) -> Option<u32> {
+        #[cfg(test)]
+        self.peeks.set(self.peeks.get() + 1);
         if self.len == 0 {
             return None;
         }
@@ -690,7 +712,8 @@ impl ReadySet {
     /// [`next_reorder`](Self::next_reorder)). `None` if there is none. The
     /// offer repeats every aging interval, so `None` over a whole interval
     /// means time alone never starts a task. One
-    /// [`peek_best`](Self::peek_best) per step passed: for the slow path.
+    /// [`peek_best`](Self::peek_best) per step passed, for at most
+    /// [`MAX_SCAN_STEPS`] steps (then `None`): for the slow path.
     pub(crate) fn first_start(
         &self,
         from: Instant,
@@ -698,7 +721,10 @@ impl ReadySet {
         mut fits: impl FnMut(u32) -> bool,
     ) -> Option<Instant> {
         let mut at = from;
-        while at <= until {
+        for _ in 0..MAX_SCAN_STEPS {
+            if at > until {
+                break;
+            }
             if self.peek_best(at, &mut fits).is_some() {
                 return Some(at);
             }
@@ -715,7 +741,8 @@ impl ReadySet {
     /// first such window's beginning, or `None`. The offer repeats every
     /// aging interval from there on, and so does the window. One
     /// [`peek_best`](Self::peek_best) per step from `from - span` to
-    /// `until`: for the slow path.
+    /// `until`, for at most [`MAX_SCAN_STEPS`] steps (then `None`): for
+    /// the slow path.
     pub(crate) fn starts_for(
         &self,
         from: Instant,
@@ -726,7 +753,10 @@ impl ReadySet {
         let at = from.checked_sub(span).unwrap_or(from);
         let mut at = self.latest.map_or(at, |l| at.max(l));
         let mut began: Option<Instant> = None;
-        while at <= until {
+        for _ in 0..MAX_SCAN_STEPS {
+            if at > until {
+                break;
+            }
             let next = self.next_reorder(at, &mut fits);
             if self.peek_best(at, &mut fits).is_some() {
                 let began = *began.get_or_insert(at);
