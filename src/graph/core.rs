@@ -2365,120 +2365,25 @@ mod tests {
 
     #[test]
     fn a_dispatch_timer_handled_late_does_not_end_the_timers_before_the_window_comes_back() {
-        // Two cpu slots, one held by `hold`. The bigs need both; `late`
-        // fits, and ranks first (so is offered) only from each step of its
-        // aging until the bigs' next one: ready a little later, they rank
-        // above it for the rest of every interval, and it stays behind
-        // `LOOKAHEAD` of them.
-        let interval = Duration::from_secs(1);
-        let (mut core, task) = (two_slots(interval), sized);
-        let mut tasks = vec![task("hold".into(), 1000, 1), task("late".into(), 0, 1)];
-        let _ = core
-            .add(&mut tasks, false)
-            .map_err(|e| e.to_string())
-            .unwrap();
-        let mut fx = Effects::default();
-        let t0 = Instant::now();
-        core.prepare_run(Some(2), t0, &mut fx);
-        let mut batch = Vec::new();
-        assert!(core.next_attempts(t0, 0, &mut batch, &mut fx));
-        assert_eq!(core.id(batch[0].node).as_str(), "hold");
-        // Not a synchronisation: the scenario's input. `late`'s window in
-        // each interval is at least this long.
-        std::thread::sleep(Duration::from_millis(2));
-        let bigs = (0..super::super::LOOKAHEAD as i32).map(|n| task(format!("big-{n}"), 1, 2));
-        let _ = core
-            .add(&mut bigs.collect(), true)
-            .map_err(|e| e.to_string())
-            .unwrap();
-        let bigs_ready = Instant::now();
-        let mut fx = Effects::default();
-        assert!(!core.next_attempts(bigs_ready, 0, &mut Vec::new(), &mut fx));
-        let (mut at, mut number) = armed(&fx).expect("armed: `late` fits");
-        // The first firing is handled past the end of `late`'s window (a
-        // busy executor runs the runner it asks for late); the next ones
-        // on time. `late`'s window comes back one interval later.
-        let mut now = bigs_ready + interval + Duration::from_millis(1);
-        for _ in 0..4 {
-            let mut fx = Effects::default();
-            core.dispatch_timer_due(number, true, &mut fx);
-            let mut batch = Vec::new();
-            let mut fx = Effects::default();
-            if core.next_attempts(now, 0, &mut batch, &mut fx) {
-                assert_eq!(core.id(batch[0].node).as_str(), "late");
-                return;
-            }
-            let Some(next) = armed(&fx) else {
-                panic!("no timer armed after {:?}: `late` waits for good", now - t0);
-            };
-            (at, number) = next;
-            now = at;
-        }
-        panic!("`late` did not start by {:?}", at - t0);
+        // 1 s interval; `late` ranks first (and starts) only in the first
+        // 2 ms of each. The first firing's runner looks 3 ms late, past
+        // the window (a busy executor); the next ones on time. The window
+        // comes back one interval later.
+        let ms = Duration::from_millis;
+        let (mut core, r) = late_behind_bigs(ms(1000), ms(2), &[]);
+        let lateness = |n: usize| if n == 0 { ms(3) } else { Duration::ZERO };
+        assert_eq!(drive(&mut core, r + ms(2), 4, lateness), Ok("late".into()));
     }
 
     #[test]
     fn dispatch_timers_with_an_interval_shorter_than_their_shortest_wait_do_not_stop_after_one() {
-        // As above, with a 300 us interval: `late` ranks first for the
-        // first `d` (100 to 200 us) of every interval. Firings come at
-        // least `MIN_DISPATCH_WAIT` apart, 100 us further into the
-        // interval each time, so the third one falls in the window.
-        let interval = Duration::from_micros(300);
-        let config = SchedulerConfig::new()
-            .with_cpu_slots(2)
-            .with_aging(interval, 1);
-        let task = |id: String, priority: i32, cpu: u64| {
-            Task::sync(id, |_| Ok(0)).priority(priority).cpu(cpu)
-        };
-        let ready_since = |core: &Core<u32>, i: u32| {
-            let rare = core.cold[i as usize].rare();
-            rare.and_then(|r| r.ready_since).expect("ranked")
-        };
-        let (mut core, r_late, d) = loop {
-            let mut core = Core::<u32>::new(&config);
-            let mut tasks = vec![task("hold".into(), 1000, 1), task("late".into(), 0, 1)];
-            let _ = core
-                .add(&mut tasks, false)
-                .map_err(|e| e.to_string())
-                .unwrap();
-            let (mut fx, mut batch) = (Effects::default(), Vec::new());
-            core.prepare_run(Some(2), Instant::now(), &mut fx);
-            assert!(core.next_attempts(Instant::now(), 0, &mut batch, &mut fx));
-            // Not a synchronisation: the scenario's input (`d`).
-            let spin = Instant::now();
-            while spin.elapsed() < Duration::from_micros(120) {}
-            let bigs = (0..super::super::LOOKAHEAD as i32).map(|n| task(format!("big-{n}"), 1, 2));
-            let _ = core
-                .add(&mut bigs.collect(), true)
-                .map_err(|e| e.to_string())
-                .unwrap();
-            let (r_late, r_big) = (ready_since(&core, 1), ready_since(&core, 2));
-            let d = r_big - r_late;
-            if d < Duration::from_micros(200) {
-                break (core, r_late, d);
-            }
-        };
-        // Looks first (and then is fired) where `late` does not rank first.
-        let mut now = r_late + d + (Duration::from_micros(200) - d) / 2;
-        let mut fx = Effects::default();
-        for _ in 0..5 {
-            let mut batch = Vec::new();
-            if core.next_attempts(now, 0, &mut batch, &mut fx) {
-                assert_eq!(core.id(batch[0].node).as_str(), "late");
-                return;
-            }
-            let Some((at, number)) = armed(&fx) else {
-                panic!(
-                    "no timer armed at {:?}: `late` waits for good",
-                    now - r_late
-                );
-            };
-            now = at;
-            fx = Effects::default();
-            core.dispatch_timer_due(number, true, &mut fx);
-            fx = Effects::default();
-        }
-        panic!("`late` did not start by {:?}", now - r_late);
+        // 300 us interval; `late` ranks first only in the first 150 us of
+        // each. The first look falls outside the window; firings come at
+        // least `MIN_DISPATCH_WAIT` apart, on time, and one must reach it.
+        let us = Duration::from_micros;
+        let (mut core, r) = late_behind_bigs(us(300), us(150), &[]);
+        let on_time = |_| Duration::ZERO;
+        assert_eq!(drive(&mut core, r + us(175), 5, on_time), Ok("late".into()));
     }
 
     /// Moves ready node `i` of `core`'s ranked set to ready since `since`.
