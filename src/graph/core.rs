@@ -116,10 +116,11 @@
 //! ([`ReadySet::starts_for`]), has the interval count from that look
 //! instead, and arms the timer for that window's return rather than for
 //! the next step, so that runners always late by less than
-//! [`MIN_DISPATCH_WAIT`] still start the task). With an aging interval
-//! shorter than [`MIN_DISPATCH_WAIT`] firings see one offer of the
-//! interval each, so a runner arms the timer for the first instant, at
-//! least [`MIN_DISPATCH_WAIT`] from now, whose offer starts a task
+//! [`MIN_DISPATCH_WAIT`] still start the task, if the search finds the
+//! window: see below). With an aging interval shorter than
+//! [`MIN_DISPATCH_WAIT`] firings see one offer of the interval each, so
+//! a runner arms the timer for the first instant, at least
+//! [`MIN_DISPATCH_WAIT`] from now, whose offer starts a task
 //! ([`ReadySet::first_start`]), and for none if no offer of a whole
 //! interval does; such a chain stops after [`MIN_DISPATCH_WAIT`]. So a run
 //! waiting for capacity that a task which fits can never be offered (it
@@ -128,8 +129,14 @@
 //! it waits. Both searches look at no more than 32 steps of the offer
 //! (each a peek at the ranked set, under the lock; a set with many
 //! priority levels has as many steps per interval), and find nothing past
-//! them: a window further on may then be passed over, and the chain
-//! stops as above.
+//! them. So a window further on may be passed over, and so may one with
+//! more steps in it than that, even by runners late by less than
+//! [`MIN_DISPATCH_WAIT`] (the look back begins [`MIN_DISPATCH_WAIT`]
+//! before the firing's instant and finds a window only once it has looked
+//! at each step of its first [`MIN_DISPATCH_WAIT`]): that chain stops as
+//! above. With an aging interval shorter than [`MIN_DISPATCH_WAIT`], a
+//! runner whose search finds nothing arms no timer at all. Either way the
+//! task then waits for some other event (a task ending, a task added).
 
 use std::collections::{HashMap, VecDeque};
 use std::mem;
@@ -660,7 +667,8 @@ pub(crate) const MAX_BATCH: usize = 32;
 /// interval, and firings on time pass over the same windows each interval.
 /// With a shorter aging interval, the timer is armed for a window's start,
 /// and a window whose firing's runner comes after its end is passed over
-/// likewise.
+/// likewise; so, with either, is a window past the 32 steps a runner's
+/// search looks at (see "Runners").
 const MIN_DISPATCH_WAIT: Duration = Duration::from_millis(1);
 
 /// How many retired bodies the run's waiter takes at a time while the run
@@ -1214,7 +1222,8 @@ impl<T> Core<T> {
             // Firings that far apart see one offer of the interval each
             // (the same one each time if the interval divides the wait):
             // aim at the first that starts a task; none if no offer of a
-            // whole interval does, so time alone never will.
+            // whole interval does, so time alone never will (or none of
+            // the first steps looked at does: see `first_start`).
             let until = soonest.checked_add(self.aging.0).unwrap_or(soonest);
             let Some(at) = set.first_start(soonest, until, fits) else {
                 return;

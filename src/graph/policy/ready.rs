@@ -147,7 +147,8 @@ pub const MAX_BYPASS: u32 = 64;
 /// priority levels steps as often in an interval as it has levels (1,000
 /// levels cost ~100 ms a scan). Past it they answer as if time alone
 /// started nothing there (so a chain of dispatch timers stops, see
-/// `core.rs`), which may pass over a window further on.
+/// `core.rs`), which may pass over a window further on, or, for
+/// [`ReadySet::starts_for`], one with more steps in it than that.
 const MAX_SCAN_STEPS: usize = 32;
 
 /// Where an out-of-order task sits in its level's order.
