@@ -1,8 +1,9 @@
 //! `block_on`: drive a future on the calling thread, then wait for every
 //! task it spawned.
 //!
-//! The root future runs inside a fresh task group: while it is polled, the
-//! group's membership is in thread-local state, so every task it spawns,
+//! The root future runs inside a fresh task group: while it is polled, and
+//! while it is dropped once it is ready, the group's membership is in
+//! thread-local state, so every task it spawns (its destructor included),
 //! and every task those spawn, counts in the group. `block_on` returns when
 //! the root future has completed **and** the group is empty. Called inside
 //! a task (or another `block_on`'s root), the new group goes in front of
@@ -44,7 +45,7 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
     let membership = Membership::new(group.clone(), context::membership());
     let root = async move {
         let output = InScope {
-            future,
+            future: Some(future),
             membership: &membership,
         }
         .await;
@@ -73,10 +74,13 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
 }
 
 pin_project_lite::pin_project! {
-    /// Polls `future` with `membership` installed in thread-local state.
+    /// Polls `future` with `membership` installed in thread-local state,
+    /// and drops it there once it is ready: a task its destructor spawns
+    /// (a clean-up, say) counts in the scope, as for a task's future
+    /// (`task/mod.rs`).
     struct InScope<'a, F> {
         #[pin]
-        future: F,
+        future: Option<F>,
         membership: &'a MembershipArc,
     }
 }
@@ -85,10 +89,19 @@ impl<F: Future> Future for InScope<'_, F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.project();
+        let mut this = self.project();
         let outer = context::replace_membership(Some(this.membership.clone()));
         let _restore = RestoreMembership(Some(outer));
-        this.future.poll(cx)
+        let future = this
+            .future
+            .as_mut()
+            .as_pin_mut()
+            .expect("block_on's root polled after it completed");
+        let polled = future.poll(cx);
+        if polled.is_ready() {
+            this.future.set(None);
+        }
+        polled
     }
 }
 
