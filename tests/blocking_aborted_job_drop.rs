@@ -1,0 +1,55 @@
+//! A blocking job aborted before it started is dropped in its spawner's
+//! executor and groups, as an aborted task's future is: a task the
+//! destructor of what the job captured spawns (a clean-up, say) goes to
+//! the job's executor and counts in the enclosing `block_on`, which waits
+//! for it.
+
+mod support;
+
+use std::sync::mpsc;
+
+use fastexec::Executor;
+use support::{thread_name, within, Gate};
+
+/// Spawns, when dropped, a task that sends the name of the thread it ran
+/// on (to a receiver that may be gone, if the task runs too late).
+struct SpawnsWhenDropped(mpsc::Sender<String>);
+
+impl Drop for SpawnsWhenDropped {
+    fn drop(&mut self) {
+        let ran_on = self.0.clone();
+        fastexec::spawn(async move {
+            let _ = ran_on.send(thread_name());
+        })
+        .detach();
+    }
+}
+
+#[test]
+fn an_aborted_jobs_clean_up_runs_on_its_executor_before_block_on_returns() {
+    let ran_on = within(30, || {
+        let ex = Executor::builder()
+            .threads(1)
+            .max_blocking_threads(1)
+            .thread_name("jobs")
+            .build()
+            .unwrap();
+        let (ran_on_tx, ran_on) = mpsc::channel();
+        ex.block_on(async move {
+            // The pool's one thread is busy with `first` until `release`
+            // opens, so `second` is still queued when it is aborted.
+            let release = Gate::new();
+            let busy = release.clone();
+            let _open = release.opened_on_drop();
+            let first = fastexec::spawn_blocking(move || busy.wait_blocking());
+            let clean_up = SpawnsWhenDropped(ran_on_tx);
+            let mut second = fastexec::spawn_blocking(move || drop(clean_up));
+            second.abort();
+            release.open();
+            first.await.unwrap();
+        });
+        ran_on.try_recv()
+    });
+    let ran_on = ran_on.expect("block_on returned before the clean-up task ran");
+    assert!(ran_on.starts_with("jobs-"), "ran on {ran_on:?}");
+}
