@@ -1248,7 +1248,9 @@ where
 /// when its handle was dropped or detached. A closure cannot be stopped
 /// midway, so [`TaskGroup::cancel`](crate::TaskGroup::cancel) does not stop
 /// it, and [`JoinHandle::abort`] only keeps it from starting (a running
-/// job runs to its end, its output dropped).
+/// job runs to its end, its output dropped). A job that never runs is
+/// dropped in the same executor and groups, so a task the destructor of
+/// what it captured spawns counts as one the job spawned would.
 ///
 /// ```
 /// let len = fastexec::block_on(async {
@@ -1278,7 +1280,9 @@ where
 /// completion hands its guard to its worker. The job
 /// runs with `shared` as its thread's executor and the caller's groups
 /// installed, as a task would, so that what it spawns (or `block_on`s)
-/// goes to the same executor and counts in the same groups.
+/// goes to the same executor and counts in the same groups; a job dropped
+/// unrun (aborted, or its pool shut down) is dropped the same way
+/// ([`BlockingJob`]'s drop).
 fn spawn_blocking_on<F, T>(shared: &Arc<Shared>, f: F) -> JoinHandle<T>
 where
     F: FnOnce() -> T + Send + 'static,
@@ -1286,18 +1290,63 @@ where
 {
     let membership = context::membership();
     let member = MemberGuard::enter(membership.clone());
-    let executor = shared.clone();
-    let job = move || {
-        let _executor = context::enter_executor(executor);
-        let _scope = BlockingScope(Some(context::replace_membership(membership)));
-        let _member = ReleaseAfterStore(Some(member));
-        f()
+    let job = BlockingJob {
+        f: Some(f),
+        executor: shared.clone(),
+        membership,
+        member: Some(member),
     };
     JoinHandle::new(
         shared
             .blocking
-            .spawn_task(move || TaskOutput::new(job()), Failure::panic),
+            .spawn_task(move || TaskOutput::new(job.run()), Failure::panic),
     )
+}
+
+/// A `spawn_blocking` job: the closure, with the executor and the groups
+/// it runs in (see [`spawn_blocking_on`]).
+struct BlockingJob<F> {
+    /// The closure, until it runs or is dropped.
+    f: Option<F>,
+    executor: Arc<Shared>,
+    membership: Option<MembershipArc>,
+    /// The job's place in its groups, until it runs or is dropped.
+    member: Option<MemberGuard>,
+}
+
+impl<F: FnOnce() -> T, T> BlockingJob<F> {
+    /// Runs the closure in the job's executor and groups.
+    fn run(mut self) -> T {
+        let f = self.f.take().expect("a blocking job runs once");
+        let _executor = context::enter_executor(self.executor.clone());
+        let _scope = BlockingScope(Some(context::replace_membership(self.membership.take())));
+        let _member = ReleaseAfterStore(self.member.take());
+        f()
+    }
+}
+
+impl<F> Drop for BlockingJob<F> {
+    /// Drops a closure that never ran in the job's executor and groups
+    /// (less the cancelled ones, as for a task's future: see
+    /// `task_group::for_destructor`),
+    /// so that a task the destructor of what it captured spawns (a
+    /// clean-up, say) goes where one the job spawned would, and an
+    /// enclosing `block_on` waits for it. Then the job's place in its
+    /// groups is let go of (the field drops after this). On a thread whose
+    /// thread-local state is being torn down, the closure is dropped as it
+    /// is.
+    fn drop(&mut self) {
+        let Some(f) = self.f.take() else {
+            return;
+        };
+        if !context::can_install_membership() {
+            return drop(f);
+        }
+        let _executor = context::enter_executor(self.executor.clone());
+        let lent = crate::task_group::for_destructor(self.membership.as_ref());
+        let _scope = BlockingScope(Some(context::replace_membership(lent)));
+        drop(f);
+    }
 }
 
 /// Hands a blocking job's group guard to its pool thread when the job
