@@ -1,8 +1,9 @@
-//! A blocking job aborted before it started is dropped in its spawner's
-//! executor and groups, as an aborted task's future is: a task the
-//! destructor of what the job captured spawns (a clean-up, say) goes to
-//! the job's executor and counts in the enclosing `block_on`, which waits
-//! for it.
+//! What a blocking job leaves to drop is dropped in its spawner's executor
+//! and groups, as a task's future and output are: a task the destructor
+//! spawns (a clean-up, say) goes to the job's executor and counts in the
+//! enclosing `block_on`, which waits for it. That holds for a job aborted
+//! before it started (what it captured) and for the value of a detached
+//! job.
 
 mod support;
 
@@ -47,6 +48,26 @@ fn an_aborted_jobs_clean_up_runs_on_its_executor_before_block_on_returns() {
             second.abort();
             release.open();
             first.await.unwrap();
+        });
+        ran_on.try_recv()
+    });
+    let ran_on = ran_on.expect("block_on returned before the clean-up task ran");
+    assert!(ran_on.starts_with("jobs-"), "ran on {ran_on:?}");
+}
+
+/// Before the fix the value was dropped on the pool thread after the job
+/// had left its executor: the clean-up task went to the global executor.
+#[test]
+fn a_detached_jobs_value_is_dropped_in_its_executor() {
+    let ran_on = within(30, || {
+        let ex = Executor::builder()
+            .threads(1)
+            .thread_name("jobs")
+            .build()
+            .unwrap();
+        let (ran_on_tx, ran_on) = mpsc::channel();
+        ex.block_on(async move {
+            fastexec::spawn_blocking(move || SpawnsWhenDropped(ran_on_tx)).detach();
         });
         ran_on.try_recv()
     });
