@@ -389,6 +389,11 @@ impl Shared {
                 if let Err(panic) = catch_unwind(crate::context::release_finished) {
                     crate::task::drop_panic(panic);
                 }
+                // Its value dropped too, if detached: a `spawn_blocking`
+                // job's executor, kept entered for that, is left.
+                if let Err(panic) = catch_unwind(crate::context::release_job_executor) {
+                    crate::task::drop_panic(panic);
+                }
                 state = self.lock();
                 continue;
             }

@@ -144,6 +144,40 @@ fn stash_guard(guard: MemberGuard) {
     drop(FINISHED.with(|f| f.replace(Some(guard))));
 }
 
+thread_local! {
+    /// The executor a `spawn_blocking` job that just ended on this pool
+    /// thread entered, kept entered until the pool has stored its value
+    /// (and, if detached, dropped it): see [`keep_job_executor`].
+    static JOB_EXECUTOR: RefCell<Option<ExecutorGuard>> = const { RefCell::new(None) };
+}
+
+/// Keeps a `spawn_blocking` job's executor entered on this pool thread
+/// after the job returns or unwinds, until [`release_job_executor`], which
+/// the pool calls once its task has stored the job's value: the value of a
+/// detached job is dropped in between, and a task its destructor spawns
+/// must go to the job's executor, as one the job spawned would.
+pub(crate) fn keep_job_executor(guard: ExecutorGuard) {
+    // `try_with`: on a thread whose thread-locals are being torn down, the
+    // guard is dropped (the executor left) at once.
+    let previous = JOB_EXECUTOR
+        .try_with(|kept| kept.borrow_mut().replace(guard))
+        .ok()
+        .flatten();
+    debug_assert!(previous.is_none(), "the pool releases after every job");
+    drop(previous);
+}
+
+/// Leaves the executor [`keep_job_executor`] kept entered, if any.
+pub(crate) fn release_job_executor() {
+    let kept = JOB_EXECUTOR
+        .try_with(|kept| kept.borrow_mut().take())
+        .ok()
+        .flatten();
+    // Outside the borrow: leaving may drop the last reference to the
+    // executor, whose drop runs tasks' destructors.
+    drop(kept);
+}
+
 /// Releases the guard stashed by the task that just ran on this thread, if
 /// it completed, and clears the completion flag. Called after every
 /// `Runnable::run` by the worker, by the simple scheduler, and by the

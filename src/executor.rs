@@ -1249,8 +1249,9 @@ where
 /// midway, so [`TaskGroup::cancel`](crate::TaskGroup::cancel) does not stop
 /// it, and [`JoinHandle::abort`] only keeps it from starting (a running
 /// job runs to its end, its output dropped). A job that never runs is
-/// dropped in the same executor and groups, so a task the destructor of
-/// what it captured spawns counts as one the job spawned would.
+/// dropped in the same executor and groups, and so is the value of a
+/// detached job, so a task their destructors spawn goes where one the job
+/// spawned would.
 ///
 /// ```
 /// let len = fastexec::block_on(async {
@@ -1282,7 +1283,9 @@ where
 /// installed, as a task would, so that what it spawns (or `block_on`s)
 /// goes to the same executor and counts in the same groups; a job dropped
 /// unrun (aborted, or its pool shut down) is dropped the same way
-/// ([`BlockingJob`]'s drop).
+/// ([`BlockingJob`]'s drop), and the value of a detached job is dropped
+/// with the executor still entered ([`KeepExecutor`]) and the groups lent
+/// out (`task::drop_output_caught`).
 fn spawn_blocking_on<F, T>(shared: &Arc<Shared>, f: F) -> JoinHandle<T>
 where
     F: FnOnce() -> T + Send + 'static,
@@ -1318,7 +1321,7 @@ impl<F: FnOnce() -> T, T> BlockingJob<F> {
     /// Runs the closure in the job's executor and groups.
     fn run(mut self) -> T {
         let f = self.f.take().expect("a blocking job runs once");
-        let _executor = context::enter_executor(self.executor.clone());
+        let _executor = KeepExecutor(Some(context::enter_executor(self.executor.clone())));
         let _scope = BlockingScope(Some(context::replace_membership(self.membership.take())));
         let _member = ReleaseAfterStore(self.member.take());
         f()
@@ -1361,6 +1364,22 @@ impl Drop for ReleaseAfterStore {
     fn drop(&mut self) {
         if let Some(member) = self.0.take() {
             context::stash_finished(member);
+        }
+    }
+}
+
+/// Keeps a blocking job's executor entered on its pool thread when the job
+/// returns or unwinds ([`context::keep_job_executor`]), until the pool has
+/// stored its value or panic (the pool calls
+/// [`context::release_job_executor`] after each job): a detached job's
+/// value is dropped in between, in the job's executor, as a task's output
+/// is dropped on its executor's worker.
+struct KeepExecutor(Option<context::ExecutorGuard>);
+
+impl Drop for KeepExecutor {
+    fn drop(&mut self) {
+        if let Some(guard) = self.0.take() {
+            context::keep_job_executor(guard);
         }
     }
 }
