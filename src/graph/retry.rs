@@ -157,6 +157,21 @@ mod tests {
         assert!(waits.iter().any(|w| *w != waits[0]), "jitter never varied");
     }
 
+    /// Without jitter a wait is not shortened at all, also one an `f64` of
+    /// seconds cannot hold to the nanosecond (see
+    /// `tests/graph_retry_exact_backoff.rs`).
+    #[test]
+    fn no_jitter_leaves_a_long_wait_as_it_is() {
+        // About 35,000 years and 100 µs: as an `f64`, a whole second.
+        let initial = Duration::new(1 << 40, 100_000);
+        let p = RetryPolicy::attempts(3)
+            .initial_backoff(initial)
+            .max_backoff(initial)
+            .jitter(0.0);
+        assert_eq!(p.jittered_backoff(1), initial);
+        assert_eq!(p.jittered_backoff(2), initial);
+    }
+
     #[test]
     fn an_infinite_multiplier_jumps_to_the_cap_and_nan_means_one() {
         let base = RetryPolicy::attempts(3).jitter(0.0);
