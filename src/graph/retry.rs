@@ -99,7 +99,17 @@ impl RetryPolicy {
             return Duration::ZERO;
         }
         let exp = retry.saturating_sub(1).min(i32::MAX as u32) as i32;
-        let secs = self.initial.as_secs_f64() * self.multiplier.powi(exp);
+        let factor = self.multiplier.powi(exp);
+        // A whole factor (the first wait, a constant backoff, doubling up
+        // to 2^31) is applied exactly: an `f64` of seconds holds a wait to
+        // the nanosecond only below 2^53 ns (about 104 days).
+        if factor.fract() == 0.0 && factor <= f64::from(u32::MAX) {
+            return self
+                .initial
+                .checked_mul(factor as u32)
+                .map_or(self.max, |d| d.min(self.max));
+        }
+        let secs = self.initial.as_secs_f64() * factor;
         // Compared in f64, then the cap returned exactly: a long cap (such
         // as `Duration::MAX`) rounds up as an f64, past what
         // `Duration::from_secs_f64` accepts.
@@ -112,6 +122,10 @@ impl RetryPolicy {
     /// The wait before retry `retry` (1-based), with jitter applied.
     pub(crate) fn jittered_backoff(&self, retry: u32) -> Duration {
         let wait = self.backoff(retry);
+        if self.jitter == 0.0 {
+            // Not even the round trip through an `f64` below.
+            return wait;
+        }
         // Shortened, never lengthened: if the product does not convert
         // back (a wait near `Duration::MAX`), the wait stays as it is.
         Duration::try_from_secs_f64(wait.as_secs_f64() * (1.0 - self.jitter * unit_random()))
