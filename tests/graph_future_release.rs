@@ -100,6 +100,10 @@ enum End {
     PanicLater,
     /// It never finishes and runs out of time.
     TimeOut,
+    /// It gives its output in its first poll.
+    GiveAtOnce,
+    /// It gives its output in its second poll, which a driver task makes.
+    GiveLater,
 }
 
 /// A graph whose task `bad` returns a future that holds a value whose
@@ -121,11 +125,12 @@ fn drop_panics_graph(end: End) -> Graph<u32> {
             let _held = &held;
             polls += 1;
             match end {
-                End::PanicLater if polls == 1 => {
+                End::PanicLater | End::GiveLater if polls == 1 => {
                     cx.waker().wake_by_ref();
                     Poll::Pending
                 }
                 End::TimeOut => Poll::Pending,
+                End::GiveAtOnce | End::GiveLater => Poll::Ready(Ok(1)),
                 _ => panic!("the body panics"),
             }
         })
@@ -144,6 +149,13 @@ fn check_drop_panics(end: End) {
     match end {
         End::TimeOut => assert!(
             matches!(bad.error, Some(TaskError::TimedOut(_))),
+            "{report}"
+        ),
+        // The output given is dropped: the destructor's panic is the
+        // attempt's, as it is a spawned task's (see `Task::new`).
+        End::GiveAtOnce | End::GiveLater => assert!(
+            matches!(&bad.error, Some(TaskError::Panicked(msg))
+                if msg == "the future's destructor panics"),
             "{report}"
         ),
         _ => assert!(
@@ -168,4 +180,14 @@ fn a_future_whose_drop_panics_after_a_later_poll_panicked_fails_only_its_task() 
 #[test]
 fn a_future_whose_drop_panics_after_it_timed_out_fails_only_its_task() {
     check_drop_panics(End::TimeOut);
+}
+
+#[test]
+fn a_future_whose_drop_panics_after_it_gave_its_output_at_once_fails_only_its_task() {
+    check_drop_panics(End::GiveAtOnce);
+}
+
+#[test]
+fn a_future_whose_drop_panics_after_it_gave_its_output_later_fails_only_its_task() {
+    check_drop_panics(End::GiveLater);
 }

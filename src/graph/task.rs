@@ -239,8 +239,12 @@ impl<T: Send + Sync + 'static> Task<T> {
     /// (it gave its result, panicked, or ran out of time), before the
     /// attempt is recorded: what it holds (a guard, a channel's sender) is
     /// released before the task's state changes and before any dependent
-    /// starts. A panic from its destructor is caught and fails nothing
-    /// more.
+    /// starts. A panic from its destructor is caught: after the future
+    /// panicked or ran out of time it fails nothing more; after the future
+    /// gave its result, the attempt fails with that panic
+    /// ([`TaskError::Panicked`](super::TaskError::Panicked); retried if
+    /// retries remain) and the result is dropped, as a spawned task's
+    /// future whose destructor panics makes that panic the task's.
     ///
     /// `body` itself, and what it captured, is kept until the task ends
     /// (a retry calls it again), then dropped by the run's waiter
