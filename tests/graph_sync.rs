@@ -123,6 +123,26 @@ fn a_panicking_sync_body_fails_its_task() {
 }
 
 #[test]
+fn an_input_index_out_of_range_fails_the_task_naming_the_index() {
+    let mut g = Graph::<u32>::new();
+    g.add(Task::sync("a", |_| Ok(1))).unwrap();
+    g.add(Task::sync("one-past", |inp| Ok(inp[1])).after(["a"]))
+        .unwrap();
+    g.add(Task::sync("max", |inp| Ok(inp[usize::MAX])).after(["a"]))
+        .unwrap();
+    let report = within(60, || g.run_blocking());
+    for (id, index) in [("one-past", 1), ("max", usize::MAX)] {
+        let t = report.task(id).unwrap();
+        let expected = format!("task `{id}` has 1 dependency: index {index} is out of range");
+        assert!(
+            matches!(&t.error, Some(TaskError::Panicked(m)) if *m == expected),
+            "{id}: {:?}",
+            t.error
+        );
+    }
+}
+
+#[test]
 fn a_sync_body_is_retried_until_it_succeeds() {
     let calls = Arc::new(AtomicU32::new(0));
     let seen = Arc::clone(&calls);

@@ -312,12 +312,19 @@ impl<T> Index<usize> for Inputs<T> {
     fn index(&self, n: usize) -> &T {
         match self.nth(n) {
             Some(out) => out,
-            None => panic!(
-                "task `{}` has {} dependencies, not {}",
-                self.names().id,
-                self.outputs.len(),
-                n + 1
-            ),
+            None => {
+                let len = self.outputs.len();
+                let noun = if len == 1 {
+                    "dependency"
+                } else {
+                    "dependencies"
+                };
+                // The index, not `n + 1`: that overflows for `usize::MAX`.
+                panic!(
+                    "task `{}` has {len} {noun}: index {n} is out of range",
+                    self.names().id
+                )
+            }
         }
     }
 }
