@@ -255,7 +255,12 @@ impl<T> Local<T> {
     /// [`push_back`](Self::push_back), which calls it only for a ring that
     /// looked full (the common push stays a few instructions with no loop).
     #[inline(never)]
-    fn push_loop<const IN_ORDER: bool>(&self, tail: u32, mut item: T, overflow: &impl Overflow<T>) {
+    fn push_loop<const IN_ORDER: bool>(
+        &self,
+        mut tail: u32,
+        mut item: T,
+        overflow: &impl Overflow<T>,
+    ) {
         loop {
             // Acquire: pairs with the thief's AcqRel CAS that releases the
             // slots it copied, before we write into them again.
@@ -278,6 +283,10 @@ impl<T> Local<T> {
             // thief that moved `head` first makes the claim fail; the next
             // look finds room or tries again).
             self.overflow_half(real, overflow);
+            // The overflow target may have pushed here meanwhile (a closed
+            // queue drops the half, and a destructor may spawn): the tail
+            // read before is stale.
+            tail = self.tail_unsync();
         }
     }
 
@@ -384,6 +393,9 @@ impl<T> Local<T> {
                 // moved `head` first makes the claim fail; the next look
                 // finds room or tries again).
                 self.overflow_half(real, overflow);
+                // Pushes the overflow target made here meanwhile moved the
+                // tail (as in `push_loop`).
+                tail = self.tail_unsync();
             }
         }
     }
