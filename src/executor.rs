@@ -649,6 +649,11 @@ impl Overflow<Runnable> for Shared {
     // iterator is exact), which writes the tasks without a capacity test
     // per task: chunking through `peekable` and `collect` cost ~23
     // instructions for every task a burst of spawns overflows.
+    //
+    // After shutdown the closed queue refuses a chunk, and dropping it
+    // drops its tasks, whose futures' destructors may spawn into the very
+    // ring `batch` is still read from, into slots it has handed back but
+    // not read yet (`Overflow`): so the rest of the batch is taken first.
     #[inline(never)]
     fn push_batch(&self, batch: impl Iterator<Item = Runnable>) {
         let mut batch = batch;
@@ -657,21 +662,17 @@ impl Overflow<Runnable> for Shared {
             chunk.extend(batch.by_ref().take(OVERFLOW_BATCH));
             let full = chunk.len() == OVERFLOW_BATCH;
             if !chunk.is_empty() {
-                self.push_overflow(chunk);
+                if let Err(PushError::Closed(mut chunk) | PushError::Full(mut chunk)) =
+                    self.overflow.push(chunk)
+                {
+                    chunk.extend(batch);
+                    drop(chunk);
+                    return;
+                }
             }
             if !full || batch.size_hint().1 == Some(0) {
                 return;
             }
-        }
-    }
-}
-
-impl Shared {
-    /// Queues one batch of the overflow queue.
-    fn push_overflow(&self, chunk: Vec<Runnable>) {
-        // After shutdown, dropping the batch drops its tasks.
-        if let Err(PushError::Closed(chunk) | PushError::Full(chunk)) = self.overflow.push(chunk) {
-            drop(chunk);
         }
     }
 }

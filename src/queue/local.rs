@@ -77,6 +77,11 @@ const HALF: u32 = CAPACITY as u32 / 2;
 pub trait Overflow<T> {
     /// Takes a batch, oldest first: the older half of a full ring, or an item
     /// that did not fit while a thief was copying out the other half.
+    ///
+    /// The batch reads the ring's slots as it goes, and the ring counts them
+    /// free already: the implementation must take every item of `batch`
+    /// before it runs anything that may push to that ring (an item's
+    /// destructor that spawns, say).
     fn push_batch(&self, batch: impl Iterator<Item = T>);
 }
 
