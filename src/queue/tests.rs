@@ -374,3 +374,64 @@ fn a_solo_ring_keeps_every_item_against_would_be_thieves() {
     got.extend(sink.take());
     assert_each_once(got, ITEMS);
 }
+
+/// An overflow target that, as the executor's closed overflow queue may
+/// (dropping tasks whose destructors spawn), pushes to the ring it overflows
+/// from once it has taken the batch: `PUSHES` more items into that ring.
+struct PushesBack<'a> {
+    ring: &'a Local<Box<usize>>,
+    sink: Sink,
+    next: std::cell::Cell<usize>,
+    pushes: usize,
+}
+
+impl Overflow<Box<usize>> for PushesBack<'_> {
+    fn push_batch(&self, batch: impl Iterator<Item = Box<usize>>) {
+        self.sink.push_batch(batch);
+        for _ in 0..self.pushes {
+            let item = self.next.get();
+            self.next.set(item + 1);
+            self.ring.push_back(Box::new(item), &self.sink);
+        }
+    }
+}
+
+/// How [`overflow_target_pushing_back`] fills the ring.
+#[derive(Clone, Copy)]
+enum Push {
+    Back,
+    BackInOrder,
+    ManyInOrder,
+}
+
+/// Pushes from the overflow target during an overflow move the tail: the
+/// push that overflowed puts its items after theirs, overwriting none.
+fn overflow_target_pushing_back(pushes: usize, push: Push) {
+    let (ring, _steal) = local();
+    let target = PushesBack {
+        ring: &ring,
+        sink: Sink::default(),
+        next: std::cell::Cell::new(CAPACITY + 2),
+        pushes,
+    };
+    let items = (0..CAPACITY + 2).map(Box::new);
+    match push {
+        Push::Back => items.for_each(|item| ring.push_back(item, &target)),
+        Push::BackInOrder => items.for_each(|item| ring.push_back_in_order(item, &target)),
+        Push::ManyInOrder => ring.push_many_in_order(items, &target),
+    }
+    let mut got = drain(&ring);
+    got.extend(target.sink.take());
+    assert_each_once(got, target.next.get());
+}
+
+#[test]
+fn an_overflow_target_may_push_back_once_it_took_the_batch() {
+    // One push (into the room the overflow made), and more than that room
+    // (a second overflow from inside the first).
+    for pushes in [1, HALF + 1] {
+        for push in [Push::Back, Push::BackInOrder, Push::ManyInOrder] {
+            overflow_target_pushing_back(pushes, push);
+        }
+    }
+}
