@@ -160,10 +160,14 @@
 //! # Shutdown
 //!
 //! When the executor's shutdown flag is raised and the worker unparked, the
-//! worker leaves its loop at the next check, unregisters from thread-local
-//! state, and drops what is left in its LIFO slot and ring: dropping a
-//! runnable drops its future. Tasks that dropping wakes land in the injector,
-//! which the executor drains after joining every worker.
+//! worker leaves its loop at the next check, drops what is left in its LIFO
+//! slot and ring (dropping a runnable drops its future), and then
+//! unregisters from thread-local state. Tasks that dropping wakes or spawns
+//! on this thread come back to its slot and ring, and the same drain drops
+//! them (past a full ring they go to the overflow queue); tasks woken on
+//! other threads land in the injector. The executor drains both after
+//! joining every worker (dropped from one of its own tasks, it has closed
+//! them by then, and a task queued there is dropped on the spot).
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
