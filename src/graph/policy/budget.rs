@@ -564,6 +564,34 @@ mod tests {
     }
 
     #[test]
+    fn a_sum_past_u64_max_does_not_fit_a_cap_near_it() {
+        // A cap of u64::MAX slots, a task holding all of them: one more
+        // slot is over the hard cap. Saturated, the sum was the cap and
+        // fit, so both ran; releasing the big one then left nothing
+        // counted for the small one, and another big one fit beside it.
+        let mut budget = Budget::new(&SchedulerConfig::new().with_cpu_slots(u64::MAX));
+        let all = Demand::new().cpu_slots(u64::MAX);
+        let one = Demand::new();
+        budget.try_acquire(&all).unwrap();
+        let full = budget.try_acquire(&one).unwrap_err();
+        assert_eq!((full.in_use, full.cap), (u64::MAX, u64::MAX));
+        // The same on a hard custom resource, and on a soft cap past its
+        // escape (something holds it, so no second task may exceed it).
+        let config = SchedulerConfig::new()
+            .with_resource("tokens", u64::MAX, Hard)
+            .with_ram_soft_cap(u64::MAX);
+        let mut budget = Budget::new(&config);
+        budget
+            .try_acquire(&Demand::new().resource("tokens", u64::MAX - 1))
+            .unwrap();
+        assert!(budget.check(&Demand::new().resource("tokens", 2)).is_err());
+        budget
+            .try_acquire(&Demand::new().ram_bytes(u64::MAX))
+            .unwrap();
+        assert!(budget.check(&Demand::new().ram_bytes(1)).is_err());
+    }
+
+    #[test]
     fn hard_custom_resource_has_no_escape() {
         let config = SchedulerConfig::new().with_resource("slots", 1, Hard);
         let mut budget = Budget::new(&config);
