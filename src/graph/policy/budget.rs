@@ -242,10 +242,16 @@ impl Limit {
     }
 
     /// Whether `demand` may be taken now: within the cap, or, for a soft
-    /// cap, by the escape rule while no running task holds any of it.
+    /// cap, by the escape rule while no running task holds any of it. A
+    /// sum past `u64::MAX` is over any cap (saturated, it would equal a cap
+    /// of `u64::MAX` and fit).
     fn admit(&self, demand: u64) -> Result<(), BudgetFull> {
         let Some(cap) = self.cap else { return Ok(()) };
-        let fits = demand == 0 || self.in_use.saturating_add(demand) <= cap;
+        let fits = demand == 0
+            || self
+                .in_use
+                .checked_add(demand)
+                .is_some_and(|sum| sum <= cap);
         if fits || (self.in_use == 0 && !self.hard) {
             return Ok(());
         }
