@@ -141,12 +141,15 @@ impl SchedulerConfig {
         if let Some(n) = parse(&lookup, CPU_SLOTS_ENV, positive, |n: &u64| *n > 0)? {
             config.cpu_slots = Some(n);
         }
-        let mib = "a whole number of MiB";
-        if let Some(n) = parse(&lookup, RAM_ENV, mib, |_: &u64| true)? {
-            config.ram_soft_cap = Some(n.saturating_mul(MIB));
+        // Caps are counted in bytes: a number of MiB whose bytes a u64
+        // cannot hold is refused rather than taken as a cap of u64::MAX.
+        let mib = "a whole number of MiB from 0 to 17592186044415";
+        let in_bytes = |n: &u64| n.checked_mul(MIB).is_some();
+        if let Some(n) = parse(&lookup, RAM_ENV, mib, in_bytes)? {
+            config.ram_soft_cap = Some(n * MIB);
         }
-        if let Some(n) = parse(&lookup, VRAM_ENV, mib, |_: &u64| true)? {
-            config.vram_soft_cap = Some(n.saturating_mul(MIB));
+        if let Some(n) = parse(&lookup, VRAM_ENV, mib, in_bytes)? {
+            config.vram_soft_cap = Some(n * MIB);
         }
         let ms = "a whole number of milliseconds, 1 or more";
         if let Some(n) = parse(&lookup, AGING_INTERVAL_ENV, ms, |n: &u64| *n > 0)? {
@@ -343,6 +346,7 @@ mod tests {
             ("FASTEXEC_CPU_SLOTS", "-1"),
             ("FASTEXEC_RAM_MB_SOFT", "lots"),
             ("FASTEXEC_VRAM_MB_SOFT", "1.5"),
+            ("FASTEXEC_RAM_MB_SOFT", "17592186044416"),
             ("FASTEXEC_AGING_INTERVAL_MS", "0"),
             ("FASTEXEC_AGING_BOOST", "4294967296"),
             ("FASTEXEC_PAUSE_TIMEOUT_MS", ""),
@@ -354,6 +358,16 @@ mod tests {
                 .to_string()
                 .starts_with(&format!("{variable}={value:?} is invalid")));
         }
+    }
+
+    #[test]
+    fn the_largest_mib_cap_whose_bytes_fit_is_taken_as_is() {
+        let largest = u64::MAX / MIB;
+        assert_eq!(largest, 17_592_186_044_415, "the error message's bound");
+        let config = from(&[("FASTEXEC_RAM_MB_SOFT", &largest.to_string())]).unwrap();
+        assert_eq!(config.ram_soft_cap(), Some(largest * MIB));
+        let err = from(&[("FASTEXEC_VRAM_MB_SOFT", &(largest + 1).to_string())]).unwrap_err();
+        assert_eq!(err.variable, "FASTEXEC_VRAM_MB_SOFT");
     }
 
     #[test]
