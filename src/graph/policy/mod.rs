@@ -59,9 +59,11 @@
 //! * **Why?** ([`Blocked`]): `Pending` -> `WaitingOn(unmet deps)`; paused ->
 //!   `Paused { from }`; `Ready` -> `BudgetFull(e)` if
 //!   `budget.check(&demand)` fails with `e`, else
-//!   `Outranked { by: ready.outranked_by(node, now) }`; terminal ->
-//!   `Finished(state)`. (`NotStarted` is never given: a run's handle
-//!   exists only once the run has started.)
+//!   `Outranked { by: ready.outranked_by(node, now) }`; `Running` between
+//!   two attempts -> `Retrying { next_attempt, due_in }` (other running
+//!   tasks have no answer); cancelled -> `Cancelled(reason)`; other
+//!   terminal states -> `Finished(state)`. (`NotStarted` is never given: a
+//!   run's handle exists only once the run has started.)
 //!
 //! # Fast path
 //!
