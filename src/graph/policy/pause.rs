@@ -106,9 +106,10 @@ pub enum PauseError {
     /// The task was cancelled before it reached a checkpoint.
     #[error("the task was cancelled before it reached a checkpoint")]
     Cancelled,
-    /// The task was resumed (or never asked to pause) before it reached a
-    /// checkpoint.
-    #[error("no pause is pending: the task was resumed before it reached a checkpoint")]
+    /// No pause is pending when the requester looks: the task was resumed
+    /// (or never asked to pause) before it reached a checkpoint, or it
+    /// paused and was resumed again before the requester looked.
+    #[error("no pause is pending: the task was resumed before the requester saw it paused")]
     NotPaused,
 }
 
@@ -389,14 +390,16 @@ impl PauseControl {
     /// For the requester, after [`request_pause`](Self::request_pause):
     /// resolves `Ok` once the body is paused at a checkpoint. If none comes
     /// within `timeout`, cancels the task and returns
-    /// [`PauseError::TimedOut`]; the core then aborts the body and records
-    /// the cancel
+    /// [`PauseError::TimedOut`]; in a graph run, the core then aborts the
+    /// body and records the cancel
     /// ([`CancelReason::PauseTimedOut`](crate::graph::CancelReason::PauseTimedOut)).
+    /// A control used on its own only marks the task cancelled: its body
+    /// sees it at its next checkpoint.
     ///
     /// # Errors
     ///
     /// [`PauseError`]: timed out (the task is now cancelled), cancelled by
-    /// someone else, or resumed before a checkpoint.
+    /// someone else, or resumed before the requester saw it paused.
     pub async fn acknowledged(&self, timeout: Duration) -> Result<(), PauseError> {
         // A timeout too long for an `Instant` (such as `Duration::MAX`,
         // "wait as long as it takes") means no deadline.
