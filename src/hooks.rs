@@ -15,8 +15,11 @@
 //! runs exactly once per task, if the task is not leaked.
 //!
 //! Hooks run inline on executor threads: keep them short, and do not panic
-//! in them. (A panic in a thread hook or a finish hook is caught, and the
-//! panic hook reports it: the worker, or the task's drop, goes on.)
+//! in them. A panic in a thread hook is caught, and the panic hook reports
+//! it: the worker goes on. The finish hook runs as part of dropping the
+//! task's future, so a panic in it is a panic in that future's destructor:
+//! caught, and a task that had completed reports it as its panic (its
+//! output is lost); an aborted or cancelled one stays cancelled.
 
 use std::fmt;
 use std::num::NonZeroU64;
