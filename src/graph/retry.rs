@@ -186,6 +186,26 @@ mod tests {
         assert_eq!(p.jittered_backoff(2), initial);
     }
 
+    /// A tiny jitter shortens a wait by at most that tiny fraction of it,
+    /// also a wait an `f64` of seconds cannot hold to the nanosecond: not
+    /// by what the wait loses in a round trip through an `f64`.
+    #[test]
+    fn a_tiny_jitter_shortens_a_long_wait_by_a_tiny_fraction() {
+        // About 35,000 years and 100 µs: as an `f64`, a whole second.
+        let initial = Duration::new(1 << 40, 100_000);
+        let p = RetryPolicy::attempts(3)
+            .initial_backoff(initial)
+            .max_backoff(initial)
+            .jitter(1e-20);
+        // 1e-20 of about 1.1e12 s: about 11 ns.
+        let most = Duration::from_nanos(11);
+        for _ in 0..16 {
+            let wait = p.jittered_backoff(1);
+            assert!(wait <= initial, "lengthened: {wait:?}");
+            assert!(initial - wait <= most, "shortened by {:?}", initial - wait);
+        }
+    }
+
     #[test]
     fn an_infinite_multiplier_jumps_to_the_cap_and_nan_means_one() {
         let base = RetryPolicy::attempts(3).jitter(0.0);
