@@ -126,10 +126,13 @@ impl RetryPolicy {
             // Not even the round trip through an `f64` below.
             return wait;
         }
-        // Shortened, never lengthened: if the product does not convert
-        // back (a wait near `Duration::MAX`), the wait stays as it is.
-        Duration::try_from_secs_f64(wait.as_secs_f64() * (1.0 - self.jitter * unit_random()))
-            .map_or(wait, |d| d.min(wait))
+        // The cut is what goes through an `f64`, not the wait: a wait an
+        // `f64` of seconds cannot hold to the nanosecond is shortened by at
+        // most its fraction, not by what the round trip loses. Shortened,
+        // never lengthened: the cut, below the wait's `f64` (at most 2^64
+        // s), converts back; were it not to, the wait would stay as it is.
+        let cut = wait.as_secs_f64() * self.jitter * unit_random();
+        Duration::try_from_secs_f64(cut).map_or(wait, |cut| wait.saturating_sub(cut))
     }
 }
 
