@@ -174,17 +174,24 @@ mod tests {
         assert!(waits.iter().any(|w| *w != waits[0]), "jitter never varied");
     }
 
+    /// A wait of about 35,000 years and 100 µs (as an `f64`, a whole
+    /// second), and a policy that waits it before every retry, with
+    /// `jitter`.
+    fn constant_long_wait(jitter: f64) -> (Duration, RetryPolicy) {
+        let initial = Duration::new(1 << 40, 100_000);
+        let p = RetryPolicy::attempts(3)
+            .initial_backoff(initial)
+            .max_backoff(initial)
+            .jitter(jitter);
+        (initial, p)
+    }
+
     /// Without jitter a wait is not shortened at all, also one an `f64` of
     /// seconds cannot hold to the nanosecond (see
     /// `tests/graph_retry_exact_backoff.rs`).
     #[test]
     fn no_jitter_leaves_a_long_wait_as_it_is() {
-        // About 35,000 years and 100 µs: as an `f64`, a whole second.
-        let initial = Duration::new(1 << 40, 100_000);
-        let p = RetryPolicy::attempts(3)
-            .initial_backoff(initial)
-            .max_backoff(initial)
-            .jitter(0.0);
+        let (initial, p) = constant_long_wait(0.0);
         assert_eq!(p.jittered_backoff(1), initial);
         assert_eq!(p.jittered_backoff(2), initial);
     }
@@ -194,12 +201,7 @@ mod tests {
     /// by what the wait loses in a round trip through an `f64`.
     #[test]
     fn a_tiny_jitter_shortens_a_long_wait_by_a_tiny_fraction() {
-        // About 35,000 years and 100 µs: as an `f64`, a whole second.
-        let initial = Duration::new(1 << 40, 100_000);
-        let p = RetryPolicy::attempts(3)
-            .initial_backoff(initial)
-            .max_backoff(initial)
-            .jitter(1e-20);
+        let (initial, p) = constant_long_wait(1e-20);
         // 1e-20 of about 1.1e12 s: about 11 ns.
         let most = Duration::from_nanos(11);
         for _ in 0..16 {
