@@ -178,24 +178,24 @@ impl BlockingPool {
         // The value and the panic in wrappers that catch a panic of their
         // destructor: a detached job's are dropped by async-task under its
         // abort-on-panic guard.
-        let task = self.spawn_task(move || TaskOutput::new(job()), TaskOutput::new);
+        let task = self.spawn_task(move || Ok(TaskOutput::new(job())), TaskOutput::new);
         BlockingTask {
             task: Some(task.fallible()),
         }
     }
 
     /// Runs `job` on a pool thread and returns the raw `async_task` handle,
-    /// whose output is the job's value or its panic. Dropping the handle
-    /// cancels the job if it has not started. The task is cancelled (never
-    /// run) if the pool has shut down, or if no thread exists and none can
-    /// be started.
+    /// whose output is the job's value, the failure it returned, or its
+    /// panic. Dropping the handle cancels the job if it has not started.
+    /// The task is cancelled (never run) if the pool has shut down, or if
+    /// no thread exists and none can be started.
     pub(crate) fn spawn_task<F, T, E>(
         &self,
         job: F,
         on_panic: fn(PanicPayload) -> E,
     ) -> Task<Result<T, E>>
     where
-        F: FnOnce() -> T + Send + 'static,
+        F: FnOnce() -> Result<T, E> + Send + 'static,
         T: Send + 'static,
         E: Send + 'static,
     {
@@ -207,7 +207,11 @@ impl BlockingPool {
         // drop catches a panic of what it captured.
         let job = DropCaught(Some(job));
         let (runnable, task) = async_task::spawn(
-            async move { catch_unwind(AssertUnwindSafe(move || job.run())).map_err(on_panic) },
+            async move {
+                catch_unwind(AssertUnwindSafe(move || job.run()))
+                    .map_err(on_panic)
+                    .and_then(|outcome| outcome)
+            },
             schedule,
         );
         runnable.schedule();

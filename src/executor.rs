@@ -1247,9 +1247,12 @@ where
 /// spawns: an enclosing `block_on` or
 /// [`TaskGroup::wait`](crate::TaskGroup::wait) waits until it has run, also
 /// when its handle was dropped or detached. A closure cannot be stopped
-/// midway, so [`TaskGroup::cancel`](crate::TaskGroup::cancel) does not stop
-/// it, and [`JoinHandle::abort`] only keeps it from starting (a running
-/// job runs to its end, its output dropped). A job that never runs is
+/// midway, so [`TaskGroup::cancel`](crate::TaskGroup::cancel) and
+/// [`JoinHandle::abort`] only keep a job from starting: one that a pool
+/// thread had not yet started when a group it counts in was cancelled (or
+/// that was spawned into a cancelled group) never runs, and its handle
+/// reports a cancelled [`JoinError`](crate::JoinError); a running job runs
+/// to its end (after an abort, its output dropped). A job that never runs is
 /// dropped in the same executor and groups, and so is the value of a
 /// detached job, so a task their destructors spawn goes where one the job
 /// spawned would.
@@ -1303,7 +1306,7 @@ where
     JoinHandle::new(
         shared
             .blocking
-            .spawn_task(move || TaskOutput::new(job.run()), Failure::panic),
+            .spawn_task(move || job.run().map(TaskOutput::new), Failure::panic),
     )
 }
 
@@ -1319,13 +1322,21 @@ struct BlockingJob<F> {
 }
 
 impl<F: FnOnce() -> T, T> BlockingJob<F> {
-    /// Runs the closure in the job's executor and groups.
-    fn run(mut self) -> T {
+    /// Runs the closure in the job's executor and groups, unless one of
+    /// those groups was cancelled before it started: then the closure is
+    /// dropped unrun (see `Drop`) and the job ends cancelled, its place in
+    /// its groups let go of once that is stored, as for a job that ran.
+    fn run(mut self) -> Result<T, Failure> {
+        if self.member.as_ref().is_some_and(MemberGuard::is_cancelled) {
+            let _member = ReleaseAfterStore(self.member.take());
+            drop(self);
+            return Err(Failure::Cancelled);
+        }
         let f = self.f.take().expect("a blocking job runs once");
         let _executor = KeepExecutor(Some(context::enter_executor(self.executor.clone())));
         let _scope = BlockingScope(Some(context::replace_membership(self.membership.take())));
         let _member = ReleaseAfterStore(self.member.take());
-        f()
+        Ok(f())
     }
 }
 

@@ -566,7 +566,10 @@ impl TaskGroup {
     /// all are gone. A member in the middle of a poll ends when that poll
     /// returns. A dependent ([`spawn_after`](crate::spawn_after)) still
     /// waiting for its dependencies is dropped unstarted, its completion
-    /// cancelled, without waiting for them. Tasks spawned into the group
+    /// cancelled, without waiting for them. A
+    /// [`spawn_blocking`](crate::spawn_blocking) job counted in the group
+    /// that has not started never starts (a running one runs to its end).
+    /// Tasks spawned into the group
     /// afterwards end at once, except those a member's destructor spawns as
     /// the cancel drops it: they run, in the member's other groups (an
     /// enclosing `block_on` still waits for them). Cancelling twice is
