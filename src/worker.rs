@@ -736,7 +736,9 @@ impl Worker {
 
 /// The worker's pushes to its own ring overflow through it, so that it
 /// learns that the running task overflowed the ring.
-impl Overflow<Runnable> for Worker {
+// SAFETY: sets a flag, then hands the batch to `Shared`'s `push_batch`,
+// which keeps the contract.
+unsafe impl Overflow<Runnable> for Worker {
     #[inline(never)]
     fn push_batch(&self, batch: impl Iterator<Item = Runnable>) {
         self.overflowed.set(true);

@@ -20,6 +20,10 @@
 //!   counters forward with one CAS, hands that half to the overflow target and
 //!   pushes the new item into the room it made; if a thief is active, only the
 //!   new item goes there (the thief is about to free half the ring anyway).
+//!   The target takes the whole half before it may run anything that pushes
+//!   to the ring (a destructor that spawns), whose slots the ring already
+//!   counts free: that is [`Overflow`]'s safety contract. Such a push moves
+//!   the tail, so the push that overflowed reads it again.
 //! * **push many** (owner): if `tail + n - steal <= CAPACITY`, write the `n`
 //!   slots from `tail` on and publish them all with one `Release` store of
 //!   `tail + n`; otherwise push them one by one. The in-order variant
@@ -74,14 +78,19 @@ const MASK: u32 = CAPACITY as u32 - 1;
 const HALF: u32 = CAPACITY as u32 / 2;
 
 /// Where a full ring sends its older half.
-pub trait Overflow<T> {
+///
+/// # Safety
+///
+/// [`push_batch`](Self::push_batch) must take every item of `batch` before
+/// it runs anything that may push to the ring the batch comes from (an
+/// item's destructor that spawns, say). The batch reads the ring's slots as
+/// it goes, and the ring counts them free already: a push before then
+/// would write over an item not read yet, which the batch would then read
+/// in its place (an item moved out twice, the other never).
+pub unsafe trait Overflow<T> {
     /// Takes a batch, oldest first: the older half of a full ring, or an item
-    /// that did not fit while a thief was copying out the other half.
-    ///
-    /// The batch reads the ring's slots as it goes, and the ring counts them
-    /// free already: the implementation must take every item of `batch`
-    /// before it runs anything that may push to that ring (an item's
-    /// destructor that spawns, say).
+    /// that did not fit while a thief was copying out the other half; all of
+    /// it before anything that may push to that ring (# Safety, above).
     fn push_batch(&self, batch: impl Iterator<Item = T>);
 }
 
@@ -170,7 +179,10 @@ impl<T> Inner<T> {
     ///
     /// Only the ring's owner writes, and only at `pos` with
     /// `pos - steal < CAPACITY` for a `steal` it acquired, so no one reads the
-    /// slot until the owner publishes it.
+    /// slot until the owner publishes it: a thief that claimed the slot moved
+    /// `steal` past it only once it had copied it, and the owner's own pops
+    /// and overflows read a slot they claimed before its next push (an
+    /// overflow target takes its whole batch first: [`Overflow`]'s contract).
     unsafe fn put(&self, pos: u32, item: T) {
         self.slots[(pos & MASK) as usize].with_mut(|slot| {
             // SAFETY: the slot is free (caller's contract), so writing does not
@@ -222,7 +234,8 @@ impl<T> Local<T> {
             return Err(item);
         }
         // SAFETY: `tail - steal < CAPACITY`, so the slot at `tail` is not
-        // claimed by anyone, and only the owner writes.
+        // claimed by anyone nor holds an item not read yet (`put`), and only
+        // the owner writes.
         unsafe { self.inner.put(tail, item) };
         // Release: publishes the slot to the Acquire loads of `tail` in `pop`
         // and the steals.
@@ -314,7 +327,11 @@ impl<T> Local<T> {
         let inner: &Inner<T> = &self.inner;
         overflow.push_batch((0..HALF).map(move |i| {
             // SAFETY: the CAS above claimed `real..real + HALF` for the owner;
-            // those slots were pushed by this thread.
+            // those slots were pushed by this thread, and it pushes nothing
+            // into them before this reads them: `overflow` takes the whole
+            // batch before it runs anything that may push here (`Overflow`'s
+            // contract), and the CAS moved `real` past them, so no pop,
+            // steal or overflow of the ring claims them again.
             unsafe { inner.take(real.wrapping_add(i)) }
         }));
     }
@@ -339,7 +356,8 @@ impl<T> Local<T> {
             // `take`: a length that lied can never write past the room.
             for item in items.by_ref().take(n) {
                 // SAFETY: `pos - steal < used + n <= CAPACITY`, so the slot
-                // is not claimed by anyone, and only the owner writes.
+                // is not claimed by anyone nor holds an item not read yet
+                // (`put`), and only the owner writes.
                 unsafe { self.inner.put(pos, item) };
                 pos = pos.wrapping_add(1);
             }
@@ -379,7 +397,8 @@ impl<T> Local<T> {
                 for item in items.by_ref().take(n) {
                     // SAFETY: `tail - steal < CAPACITY` for every slot
                     // written here (at most `room` of them), so no one has
-                    // claimed it, and only the owner writes.
+                    // claimed it nor left an item in it not read yet
+                    // (`put`), and only the owner writes.
                     unsafe { self.inner.put(tail, item) };
                     tail = tail.wrapping_add(1);
                 }

@@ -28,7 +28,8 @@ const ITEMS: usize = if cfg!(miri) {
 #[allow(clippy::vec_box)]
 struct Sink(Mutex<Vec<Box<usize>>>);
 
-impl Overflow<Box<usize>> for Sink {
+// SAFETY: takes the whole batch (one `extend`), and pushes to no ring.
+unsafe impl Overflow<Box<usize>> for Sink {
     fn push_batch(&self, batch: impl Iterator<Item = Box<usize>>) {
         self.0.lock().unwrap().extend(batch);
     }
@@ -385,7 +386,8 @@ struct PushesBack<'a> {
     pushes: usize,
 }
 
-impl Overflow<Box<usize>> for PushesBack<'_> {
+// SAFETY: the sink takes the whole batch before the pushes into the ring.
+unsafe impl Overflow<Box<usize>> for PushesBack<'_> {
     fn push_batch(&self, batch: impl Iterator<Item = Box<usize>>) {
         self.sink.push_batch(batch);
         for _ in 0..self.pushes {
