@@ -163,9 +163,11 @@
 //! worker leaves its loop at the next check, drops what is left in its LIFO
 //! slot and ring (dropping a runnable drops its future), and then
 //! unregisters from thread-local state. Tasks that dropping wakes or spawns
-//! on this thread come back to its slot and ring, and the same drain drops
-//! them (past a full ring they go to the overflow queue); tasks woken on
-//! other threads land in the injector. The executor drains both after
+//! on this thread mostly come back to its slot and ring, and the same drain
+//! drops them (past a full ring they go to the overflow queue, and while
+//! the "A full ring" mark is set, woken ones and what the slot gives back go
+//! to the injector); tasks woken on other threads land in the injector.
+//! Nothing is lost either way: the executor drains both after
 //! joining every worker (dropped from one of its own tasks, it has closed
 //! them by then, and a task queued there is dropped on the spot).
 
