@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{mpsc, Arc};
 
 use fastexec::{Executor, TaskGroup};
-use support::{thread_name, within, Gate};
+use support::{quiet_panics, thread_name, within, DropCounter, Gate, PanicOnDrop, PANIC_ON_DROP};
 
 fn one_pool_thread() -> Executor {
     Executor::builder()
@@ -150,4 +150,35 @@ fn a_running_job_of_a_cancelled_group_runs_to_its_end() {
         })
     });
     assert_eq!(outcome.unwrap(), 3);
+}
+
+#[test]
+fn a_never_run_job_whose_closure_panics_as_it_drops_reports_cancelled() {
+    quiet_panics(PANIC_ON_DROP);
+    let (outcome, dropped) = within(30, || {
+        let ex = one_pool_thread();
+        let drops = DropCounter::new();
+        let group = Arc::new(TaskGroup::new());
+        let (job_tx, job) = mpsc::channel();
+        let member = {
+            let (panics, group_in_member) = (PanicOnDrop::new(drops.guard()), group.clone());
+            group.spawn(async move {
+                group_in_member.cancel();
+                let job = fastexec::spawn_blocking(move || drop(panics));
+                job_tx.send(job).unwrap();
+            })
+        };
+        ex.block_on(async move {
+            let _ = member.await;
+            group.wait().await;
+        });
+        let job = job.try_recv().expect("the member ran its poll");
+        (ex.block_on(job), drops.count())
+    });
+    assert_eq!(dropped, 1, "the closure was dropped once");
+    // As for a task's future dropped by a cancel (and a job dropped unrun
+    // after an abort): the destructor's panic is reported by the hook and
+    // otherwise discarded; the job never ran, so it ended cancelled.
+    let error = outcome.expect_err("never ran");
+    assert!(error.is_cancelled(), "{error:?}");
 }
