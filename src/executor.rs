@@ -63,6 +63,7 @@
 
 use std::future::Future;
 use std::io;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 use std::thread;
 
@@ -1328,12 +1329,18 @@ struct BlockingJob<F> {
 impl<F: FnOnce() -> T, T> BlockingJob<F> {
     /// Runs the closure in the job's executor and groups, unless one of
     /// those groups was cancelled before it started: then the closure is
-    /// dropped unrun (see `Drop`) and the job ends cancelled, its place in
-    /// its groups let go of once that is stored, as for a job that ran.
+    /// dropped unrun (see `Drop`; a panic of its destructor discarded) and
+    /// the job ends cancelled, its place in its groups let go of once that
+    /// is stored, as for a job that ran.
     fn run(mut self) -> Result<T, Failure> {
         if self.member.as_ref().is_some_and(MemberGuard::is_cancelled) {
             let _member = ReleaseAfterStore(self.member.take());
-            drop(self);
+            // As for a task's future dropped by a cancel: a panic of what
+            // the closure captured is reported by the panic hook and
+            // otherwise discarded; the job ends cancelled either way.
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(move || drop(self))) {
+                crate::task::drop_panic(panic);
+            }
             return Err(Failure::Cancelled);
         }
         let f = self.f.take().expect("a blocking job runs once");
