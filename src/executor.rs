@@ -640,11 +640,7 @@ mod live {
     }
 }
 
-// SAFETY: `push_batch` takes every task of a batch before anything it runs
-// may push to the ring: each chunk is taken before the overflow queue's
-// push, which runs no user code, and a chunk the closed queue refuses is
-// dropped only after the rest of the batch is taken (below).
-unsafe impl Overflow<Runnable> for Shared {
+impl Overflow<Runnable> for Shared {
     // Out of line: it runs once per half ring of pushes, and inlined into
     // `Local::push_back` it makes the push every spawn runs larger and
     // slower (spawn_many_local, 1 thread: 769-773 instructions per task
@@ -657,8 +653,8 @@ unsafe impl Overflow<Runnable> for Shared {
     //
     // After shutdown the closed queue refuses a chunk, and dropping it
     // drops its tasks, whose futures' destructors may spawn into the very
-    // ring `batch` is still read from, into slots it has handed back but
-    // not read yet (`Overflow`): so the rest of the batch is taken first.
+    // ring the batch comes from (which moved it out of its slots before the
+    // call: `Overflow`): the rest of the batch is dropped with it.
     #[inline(never)]
     fn push_batch(&self, batch: impl Iterator<Item = Runnable>) {
         let mut batch = batch;

@@ -738,9 +738,7 @@ impl Worker {
 
 /// The worker's pushes to its own ring overflow through it, so that it
 /// learns that the running task overflowed the ring.
-// SAFETY: sets a flag, then hands the batch to `Shared`'s `push_batch`,
-// which keeps the contract.
-unsafe impl Overflow<Runnable> for Worker {
+impl Overflow<Runnable> for Worker {
     #[inline(never)]
     fn push_batch(&self, batch: impl Iterator<Item = Runnable>) {
         self.overflowed.set(true);

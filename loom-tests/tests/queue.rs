@@ -10,8 +10,7 @@ use loom::thread;
 #[derive(Default)]
 struct Injector(Mutex<Vec<usize>>);
 
-// SAFETY: takes the whole batch (one `extend`), and pushes to no ring.
-unsafe impl Overflow<usize> for Injector {
+impl Overflow<usize> for Injector {
     fn push_batch(&self, batch: impl Iterator<Item = usize>) {
         self.0.lock().unwrap().extend(batch);
     }

@@ -20,9 +20,9 @@
 //!   counters forward with one CAS, hands that half to the overflow target and
 //!   pushes the new item into the room it made; if a thief is active, only the
 //!   new item goes there (the thief is about to free half the ring anyway).
-//!   The target takes the whole half before it may run anything that pushes
-//!   to the ring (a destructor that spawns), whose slots the ring already
-//!   counts free: that is [`Overflow`]'s safety contract. Such a push moves
+//!   The half is moved out of its slots before the target is called, so
+//!   the target may run anything that pushes to the ring (a destructor that
+//!   spawns) into the slots the ring already counts free. Such a push moves
 //!   the tail, so the push that overflowed reads it again.
 //! * **push many** (owner): if `tail + n - steal <= CAPACITY`, write the `n`
 //!   slots from `tail` on and publish them all with one `Release` store of
@@ -78,19 +78,12 @@ const MASK: u32 = CAPACITY as u32 - 1;
 const HALF: u32 = CAPACITY as u32 / 2;
 
 /// Where a full ring sends its older half.
-///
-/// # Safety
-///
-/// [`push_batch`](Self::push_batch) must take every item of `batch` before
-/// it runs anything that may push to the ring the batch comes from (an
-/// item's destructor that spawns, say). The batch reads the ring's slots as
-/// it goes, and the ring counts them free already: a push before then
-/// would write over an item not read yet, which the batch would then read
-/// in its place (an item moved out twice, the other never).
-pub unsafe trait Overflow<T> {
+pub trait Overflow<T> {
     /// Takes a batch, oldest first: the older half of a full ring, or an item
-    /// that did not fit while a thief was copying out the other half; all of
-    /// it before anything that may push to that ring (# Safety, above).
+    /// that did not fit while a thief was copying out the other half. The
+    /// ring has moved every item of the batch out of its slots before the
+    /// call, so what the target runs (an item's destructor that spawns, say)
+    /// may push to that ring.
     fn push_batch(&self, batch: impl Iterator<Item = T>);
 }
 
@@ -182,7 +175,7 @@ impl<T> Inner<T> {
     /// slot until the owner publishes it: a thief that claimed the slot moved
     /// `steal` past it only once it had copied it, and the owner's own pops
     /// and overflows read a slot they claimed before its next push (an
-    /// overflow target takes its whole batch first: [`Overflow`]'s contract).
+    /// overflow moves its whole half out before it calls the target).
     unsafe fn put(&self, pos: u32, item: T) {
         self.slots[(pos & MASK) as usize].with_mut(|slot| {
             // SAFETY: the slot is free (caller's contract), so writing does not
@@ -325,15 +318,16 @@ impl<T> Local<T> {
             return;
         }
         let inner: &Inner<T> = &self.inner;
-        overflow.push_batch((0..HALF).map(move |i| {
-            // SAFETY: the CAS above claimed `real..real + HALF` for the owner;
-            // those slots were pushed by this thread, and it pushes nothing
-            // into them before this reads them: `overflow` takes the whole
-            // batch before it runs anything that may push here (`Overflow`'s
-            // contract), and the CAS moved `real` past them, so no pop,
-            // steal or overflow of the ring claims them again.
-            unsafe { inner.take(real.wrapping_add(i)) }
-        }));
+        // Every slot is read before the target runs anything: what it runs
+        // may push to this ring, into the slots the CAS freed.
+        let batch: [T; HALF as usize] = std::array::from_fn(|i| {
+            // SAFETY: the CAS above claimed `real..real + HALF` for the owner
+            // and moved `real` past them, so no pop, steal or overflow of the
+            // ring claims them again; those slots were pushed by this thread,
+            // which pushes nothing into them until this has read them all.
+            unsafe { inner.take(real.wrapping_add(i as u32)) }
+        });
+        overflow.push_batch(batch.into_iter());
     }
 
     /// Pushes every item of `items` at the tail, oldest first, and publishes

@@ -28,8 +28,7 @@ const ITEMS: usize = if cfg!(miri) {
 #[allow(clippy::vec_box)]
 struct Sink(Mutex<Vec<Box<usize>>>);
 
-// SAFETY: takes the whole batch (one `extend`), and pushes to no ring.
-unsafe impl Overflow<Box<usize>> for Sink {
+impl Overflow<Box<usize>> for Sink {
     fn push_batch(&self, batch: impl Iterator<Item = Box<usize>>) {
         self.0.lock().unwrap().extend(batch);
     }
@@ -378,22 +377,34 @@ fn a_solo_ring_keeps_every_item_against_would_be_thieves() {
 
 /// An overflow target that, as the executor's closed overflow queue may
 /// (dropping tasks whose destructors spawn), pushes to the ring it overflows
-/// from once it has taken the batch: `PUSHES` more items into that ring.
+/// from: `pushes` more items into that ring, after it has taken the batch
+/// or (`first`) before it takes any of it.
 struct PushesBack<'a> {
     ring: &'a Local<Box<usize>>,
     sink: Sink,
     next: std::cell::Cell<usize>,
     pushes: usize,
+    first: bool,
 }
 
-// SAFETY: the sink takes the whole batch before the pushes into the ring.
-unsafe impl Overflow<Box<usize>> for PushesBack<'_> {
-    fn push_batch(&self, batch: impl Iterator<Item = Box<usize>>) {
-        self.sink.push_batch(batch);
+impl PushesBack<'_> {
+    fn push_into_ring(&self) {
         for _ in 0..self.pushes {
             let item = self.next.get();
             self.next.set(item + 1);
             self.ring.push_back(Box::new(item), &self.sink);
+        }
+    }
+}
+
+impl Overflow<Box<usize>> for PushesBack<'_> {
+    fn push_batch(&self, batch: impl Iterator<Item = Box<usize>>) {
+        if self.first {
+            self.push_into_ring();
+        }
+        self.sink.push_batch(batch);
+        if !self.first {
+            self.push_into_ring();
         }
     }
 }
@@ -408,13 +419,14 @@ enum Push {
 
 /// Pushes from the overflow target during an overflow move the tail: the
 /// push that overflowed puts its items after theirs, overwriting none.
-fn overflow_target_pushing_back(pushes: usize, push: Push) {
+fn overflow_target_pushing_back(pushes: usize, push: Push, first: bool) {
     let (ring, _steal) = local();
     let target = PushesBack {
         ring: &ring,
         sink: Sink::default(),
         next: std::cell::Cell::new(CAPACITY + 2),
         pushes,
+        first,
     };
     let items = (0..CAPACITY + 2).map(Box::new);
     match push {
@@ -433,7 +445,18 @@ fn an_overflow_target_may_push_back_once_it_took_the_batch() {
     // (a second overflow from inside the first).
     for pushes in [1, HALF + 1] {
         for push in [Push::Back, Push::BackInOrder, Push::ManyInOrder] {
-            overflow_target_pushing_back(pushes, push);
+            overflow_target_pushing_back(pushes, push, false);
+        }
+    }
+}
+
+#[test]
+fn an_overflow_target_may_push_back_before_it_takes_the_batch() {
+    // The ring moved the whole half out of its slots before the call: a
+    // push into the slots it freed overwrites no item of the batch.
+    for pushes in [1, HALF + 1] {
+        for push in [Push::Back, Push::BackInOrder, Push::ManyInOrder] {
+            overflow_target_pushing_back(pushes, push, true);
         }
     }
 }
