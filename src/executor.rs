@@ -1239,7 +1239,8 @@ where
 /// Runs a blocking closure on the current executor's blocking pool, so that
 /// no worker thread blocks; the pool grows on demand up to a bound
 /// ([`Builder::max_blocking_threads`]) and idle threads exit after a
-/// keep-alive. Dropping the executor runs the queued jobs and joins the pool.
+/// keep-alive. Dropping the executor runs the queued jobs (but those of a
+/// cancelled group, see below) and joins the pool.
 ///
 /// The job runs in the executor's context, as a task does: inside it,
 /// [`spawn`] and [`block_on`](crate::block_on) use this executor (not the

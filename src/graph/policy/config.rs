@@ -50,8 +50,8 @@ pub struct CustomResource {
 /// | setting | default | environment variable |
 /// | --- | --- | --- |
 /// | CPU slots (hard cap) | unlimited | `FASTEXEC_CPU_SLOTS` (1 or more) |
-/// | RAM soft cap | none | `FASTEXEC_RAM_MB_SOFT` (MiB) |
-/// | VRAM soft cap | none | `FASTEXEC_VRAM_MB_SOFT` (MiB) |
+/// | RAM soft cap | none | `FASTEXEC_RAM_MB_SOFT` (MiB, at most 2^44 - 1) |
+/// | VRAM soft cap | none | `FASTEXEC_VRAM_MB_SOFT` (MiB, at most 2^44 - 1) |
 /// | aging interval | 1 s | `FASTEXEC_AGING_INTERVAL_MS` (1 or more) |
 /// | aging boost | 1 | `FASTEXEC_AGING_BOOST` (0 turns aging off) |
 /// | pause timeout | 10 s | `FASTEXEC_PAUSE_TIMEOUT_MS` (1 or more) |
