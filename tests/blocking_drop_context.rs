@@ -10,21 +10,7 @@ mod support;
 use std::sync::mpsc;
 
 use fastexec::Executor;
-use support::{thread_name, within, Gate};
-
-/// Spawns, when dropped, a task that sends the name of the thread it ran
-/// on (to a receiver that may be gone, if the task runs too late).
-struct SpawnsWhenDropped(mpsc::Sender<String>);
-
-impl Drop for SpawnsWhenDropped {
-    fn drop(&mut self) {
-        let ran_on = self.0.clone();
-        fastexec::spawn(async move {
-            let _ = ran_on.send(thread_name());
-        })
-        .detach();
-    }
-}
+use support::{within, Gate, SpawnsWhenDropped};
 
 #[test]
 fn an_aborted_jobs_clean_up_runs_on_its_executor_before_block_on_returns() {

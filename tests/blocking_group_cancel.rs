@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{mpsc, Arc};
 
 use fastexec::{Executor, TaskGroup};
-use support::{quiet_panics, thread_name, within, DropCounter, Gate, PanicOnDrop, PANIC_ON_DROP};
+use support::{
+    quiet_panics, within, DropCounter, Gate, PanicOnDrop, SpawnsWhenDropped, PANIC_ON_DROP,
+};
 
 fn one_pool_thread() -> Executor {
     Executor::builder()
@@ -22,17 +24,18 @@ fn one_pool_thread() -> Executor {
         .unwrap()
 }
 
-/// Spawns, when dropped, a task that sends the name of the thread it ran on.
-struct SpawnsWhenDropped(mpsc::Sender<String>);
-
-impl Drop for SpawnsWhenDropped {
-    fn drop(&mut self) {
-        let ran_on = self.0.clone();
-        fastexec::spawn(async move {
-            let _ = ran_on.send(thread_name());
-        })
-        .detach();
-    }
+/// Cancels `group` once the pool's one thread has started its job
+/// (`started`), then lets that job finish and waits for the group.
+async fn cancel_while_the_pool_is_busy(
+    group: &TaskGroup,
+    started: mpsc::Receiver<()>,
+    release: &Gate,
+) {
+    // A plain wait: the pool thread is not a worker.
+    started.recv().unwrap();
+    group.cancel();
+    release.open();
+    group.wait().await;
 }
 
 #[test]
@@ -70,11 +73,7 @@ fn a_queued_job_of_a_cancelled_group_never_runs() {
                     })
                     .await
                     .unwrap();
-                // A plain wait: the pool thread is not a worker.
-                started.recv().unwrap();
-                group.cancel();
-                release.open();
-                group.wait().await;
+                cancel_while_the_pool_is_busy(&group, started, &release).await;
                 (running.await, queued.await)
             }
         });
@@ -142,10 +141,7 @@ fn a_running_job_of_a_cancelled_group_runs_to_its_end() {
                 })
                 .await
                 .unwrap();
-            started.recv().unwrap();
-            group.cancel();
-            release.open();
-            group.wait().await;
+            cancel_while_the_pool_is_busy(&group, started, &release).await;
             job.await
         })
     });

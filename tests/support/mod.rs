@@ -479,6 +479,21 @@ pub fn thread_name() -> String {
     std::thread::current().name().unwrap_or("").to_owned()
 }
 
+/// Spawns, when dropped, a task that sends the name of the thread it ran
+/// on (to a receiver that may be gone, if the task runs too late): a
+/// clean-up task, to see where a destructor's spawn goes.
+pub struct SpawnsWhenDropped(pub mpsc::Sender<String>);
+
+impl Drop for SpawnsWhenDropped {
+    fn drop(&mut self) {
+        let ran_on = self.0.clone();
+        fastexec::spawn(async move {
+            let _ = ran_on.send(thread_name());
+        })
+        .detach();
+    }
+}
+
 /// A graph task that opens `started`, then waits for `proceed`, then
 /// reaches a checkpoint (where a pause requested meanwhile takes it), then
 /// returns 1.
