@@ -303,6 +303,10 @@ impl<T> Local<T> {
 
     /// Claims the older half of a full ring and sends it to the overflow
     /// target; does nothing if a thief moved `head` since it was read.
+    // Out of line: its batch (half a ring of items, on the stack) would
+    // otherwise widen the frame of every push that may overflow, and the
+    // in-order pushes always go through `push_loop`.
+    #[inline(never)]
     fn overflow_half(&self, real: u32, overflow: &impl Overflow<T>) {
         let claimed_to = real.wrapping_add(HALF);
         let expected = pack(real, real);
