@@ -1326,18 +1326,12 @@ struct BlockingJob<F> {
 impl<F: FnOnce() -> T, T> BlockingJob<F> {
     /// Runs the closure in the job's executor and groups, unless one of
     /// those groups was cancelled before it started: then the closure is
-    /// dropped unrun (see `Drop`; a panic of its destructor discarded) and
-    /// the job ends cancelled, its place in its groups let go of once that
-    /// is stored, as for a job that ran.
+    /// dropped unrun (see `Drop`) and the job ends cancelled, its place in
+    /// its groups let go of once that is stored, as for a job that ran.
     fn run(mut self) -> Result<T, Failure> {
         if self.member.as_ref().is_some_and(MemberGuard::is_cancelled) {
             let _member = ReleaseAfterStore(self.member.take());
-            // As for a task's future dropped by a cancel: a panic of what
-            // the closure captured is reported by the panic hook and
-            // otherwise discarded; the job ends cancelled either way.
-            if let Err(panic) = catch_unwind(AssertUnwindSafe(move || drop(self))) {
-                crate::task::drop_panic(panic);
-            }
+            drop(self);
             return Err(Failure::Cancelled);
         }
         let f = self.f.take().expect("a blocking job runs once");
@@ -1357,18 +1351,26 @@ impl<F> Drop for BlockingJob<F> {
     /// enclosing `block_on` waits for it. Then the job's place in its
     /// groups is let go of (the field drops after this). On a thread whose
     /// thread-local state is being torn down, the closure is dropped as it
-    /// is.
+    /// is. Either way, as for a task's future dropped unrun, a panic of
+    /// what the closure captured is reported by the panic hook and
+    /// otherwise discarded: the job ends cancelled (aborted, its pool shut
+    /// down, or its group cancelled), not panicked.
     fn drop(&mut self) {
         let Some(f) = self.f.take() else {
             return;
         };
+        let drop_caught = move || {
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(move || drop(f))) {
+                crate::task::drop_panic(panic);
+            }
+        };
         if !context::can_install_membership() {
-            return drop(f);
+            return drop_caught();
         }
         let _executor = context::enter_executor(self.executor.clone());
         let lent = crate::task_group::for_destructor(self.membership.as_ref());
         let _scope = BlockingScope(Some(context::replace_membership(lent)));
-        drop(f);
+        drop_caught();
     }
 }
 
