@@ -11,6 +11,9 @@ use std::fmt;
 ///    └──────── cancel / stop / fail-fast ───────────┴──▶ Cancelled
 ///
 /// Pending, Ready, Running ──pause──▶ Paused ──resume──▶ the state it left
+///                                     │        (Ready for one left Pending
+///                                     │         whose deps completed since)
+///                                     └──▶ Cancelled | UpstreamFailed | Failed
 /// ```
 ///
 /// `Running` covers every attempt of the task and the backoff waits between
@@ -25,9 +28,16 @@ pub enum TaskState {
     /// An attempt is running (or the task waits to retry).
     Running,
     /// Paused by [`RunHandle::pause`](super::RunHandle::pause): from
-    /// pending or ready at once, from running at its next checkpoint.
+    /// pending or ready at once, from running at its next checkpoint (a
+    /// task waiting out the backoff before a retry pauses at once; one
+    /// whose attempt fails, to be retried, before it reaches a checkpoint
+    /// pauses then).
     /// [`RunHandle::resume`](super::RunHandle::resume) restores the state
-    /// it was paused from.
+    /// it was paused from, but for a task paused while pending whose
+    /// dependencies have all completed since: it resumes as ready. A paused
+    /// task can still end: cancelled (also by a stop), upstream-failed, or,
+    /// paused at a checkpoint, failed when its attempt times out with no
+    /// retry left.
     Paused,
     /// Finished with an output.
     Completed,
