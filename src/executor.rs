@@ -32,9 +32,10 @@
 //! from there as the registry closes is on its way to a queue, as a task
 //! whose wake was under way; its entry goes when it is dropped or first
 //! polled). The one
-//! exception is a drop run from one of the executor's own tasks, whose
-//! worker is not joined: it does not wait (its own future is alive, and its
-//! worker's ring is drained when the worker exits).
+//! exception is a drop run from one of the executor's own tasks (on its
+//! worker, whose thread is not joined, or, under the simple scheduler, on
+//! a `block_on` caller's thread that runs it): it does not wait (its own
+//! future is alive, and a worker's ring is drained when the worker exits).
 //!
 //! Steps 3 and 4 run with the executor as the dropping thread's current
 //! one, so a task spawned by a destructor they run (a future's guard that
@@ -42,7 +43,7 @@
 //! unpolled, instead of going to the global executor.
 //!
 //! After that no future of this executor is alive, whoever holds its wakers
-//! (unless the drop ran on one of its own workers, as above).
+//! (unless the drop ran in one of its own tasks, as above).
 //! Last, the timer queue is closed and the timers still in it (of timer
 //! futures that live on elsewhere, e.g. a `Sleep` first polled under this
 //! executor and moved out) are woken; each registers again, on its next
@@ -888,8 +889,10 @@ impl Drop for Executor {
             // On one of its own workers, that worker's tasks are still in
             // its ring (it drains them on exit) and the task running this
             // drop is alive: waiting for every parked task would wait for
-            // ourselves.
-            self.shared.drop_remaining_tasks(!on_own_worker);
+            // ourselves. So in a simple-scheduler task that a `block_on`
+            // runs on some other thread.
+            let in_own_task = on_own_worker || self.shared.ext.runs_simple_task_here();
+            self.shared.drop_remaining_tasks(!in_own_task);
         }
         // From here on, a wake from another thread drops its task at once.
         drop(live::remove(self.shared.id));

@@ -97,6 +97,12 @@ impl Extensions {
         }
     }
 
+    /// Whether this thread is running a task of the simple scheduler (see
+    /// [`SimpleScheduler::runs_task_here`]); false under work stealing.
+    pub(crate) fn runs_simple_task_here(&self) -> bool {
+        self.simple.as_ref().is_some_and(|s| s.runs_task_here())
+    }
+
     /// Shutdown, before the workers are joined: the simple worker returns.
     pub(crate) fn begin_shutdown(&self) {
         if let Some(simple) = &self.simple {

@@ -297,6 +297,16 @@ impl SimpleScheduler {
         drop(dropped);
     }
 
+    /// Whether this thread is running one of this scheduler's tasks: it
+    /// owns the scheduler and is inside a [`run`] (on the worker thread, or
+    /// on a `block_on` caller's thread, which runs tasks too). The
+    /// executor's drop, called from such a task, must not wait for that
+    /// task's own future to be dropped.
+    pub(crate) fn runs_task_here(&self) -> bool {
+        let running = RUNNING_TASKS.with(|n| n.get() > 0);
+        running && lock(&self.state).owner == Some(thread::current().id())
+    }
+
     /// Waits for a change, no longer than the nearest timer; fires the due
     /// timers (without the lock: firing wakes tasks, which lock).
     fn wait<'a>(&'a self, state: MutexGuard<'a, State>, shared: &Shared) -> MutexGuard<'a, State> {
