@@ -57,7 +57,10 @@
 //! the worker thread returns, tasks pushed from then on are dropped, and
 //! the ready tasks are dropped (unrun) at the drop's step 4, with the
 //! executor current on the dropping thread, outside the lock, since
-//! dropping a future may wake others.
+//! dropping a future may wake others. An owner lending ownership when the
+//! state is marked shut down gives it up without waiting to take it back
+//! (no task runs any more): the borrower may be the executor's drop itself,
+//! joining the worker thread.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -452,6 +455,12 @@ impl SimpleScheduler {
     /// caller does: the borrower may now wait for that very root (it woke
     /// it, and waits for what it does next), and it lends only to claims.
     /// Ready tasks alone make no claim: whoever owns runs them.
+    ///
+    /// Once the executor has shut down no task runs any more, so ownership
+    /// no longer orders anything: a lender whose borrower still owns
+    /// returns without it (its levels are given up: see [`Ownership`]),
+    /// since that borrower may be the executor's drop, joining this very
+    /// thread (the worker's) or waiting for this `block_on`'s job.
     fn lend_ownership<'a>(
         &'a self,
         mut state: MutexGuard<'a, State>,
@@ -467,6 +476,12 @@ impl SimpleScheduler {
             // Acquire: see `block_on`.
             let woken = signal.woken.load(Acquire);
             let wanted = woken || state.len() > 0 || state.shutdown;
+            if state.owner.is_some() && state.shutdown {
+                if claimed {
+                    state.claims -= 1;
+                }
+                return state;
+            }
             if state.owner.is_none() && wanted {
                 if claimed {
                     state.claims -= 1;
@@ -496,12 +511,17 @@ enum Next {
     ShutDown,
 }
 
-/// Releases one level of ownership when dropped (also on a panic).
+/// Releases one level of ownership when dropped (also on a panic): none
+/// if this thread no longer owns, having lent its levels away and given
+/// them up at shutdown (`SimpleScheduler::lend_ownership`).
 struct Ownership<'a>(&'a SimpleScheduler);
 
 impl Drop for Ownership<'_> {
     fn drop(&mut self) {
         let mut state = lock(&self.0.state);
+        if state.owner != Some(thread::current().id()) {
+            return;
+        }
         state.depth -= 1;
         if state.depth == 0 {
             state.owner = None;
