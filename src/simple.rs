@@ -57,10 +57,11 @@
 //! the worker thread returns, tasks pushed from then on are dropped, and
 //! the ready tasks are dropped (unrun) at the drop's step 4, with the
 //! executor current on the dropping thread, outside the lock, since
-//! dropping a future may wake others. An owner lending ownership when the
-//! state is marked shut down gives it up without waiting to take it back
-//! (no task runs any more): the borrower may be the executor's drop itself,
-//! joining the worker thread.
+//! dropping a future may wake others. From then on no thread waits for
+//! ownership (no task runs any more), since the owner may be the
+//! executor's drop itself, joining the waiter's thread (the worker, or a
+//! blocking job's): an owner lending it gives it up without taking it
+//! back, and a `block_on` that finds another owner goes on without it.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -354,7 +355,10 @@ impl SimpleScheduler {
         }
     }
 
-    /// Becomes the owner, waiting for the current one to release.
+    /// Becomes the owner, waiting for the current one to release; once the
+    /// executor has shut down, goes on without ownership if another thread
+    /// has it (no task runs any more, and that owner may be the executor's
+    /// drop, joining this thread): the guard then releases nothing.
     fn acquire(&self) -> Ownership<'_> {
         let me = thread::current().id();
         let mut state = lock(&self.state);
@@ -362,10 +366,13 @@ impl SimpleScheduler {
             state.claims += 1;
             // An idle owner lends ownership to a claim (`lend_ownership`).
             self.changed.notify_all();
-            while state.owner.is_some() {
+            while state.owner.is_some() && !state.shutdown {
                 state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
             }
             state.claims -= 1;
+            if state.owner.is_some() {
+                return Ownership(self);
+            }
             state.owner = Some(me);
         }
         state.depth += 1;
@@ -512,8 +519,9 @@ enum Next {
 }
 
 /// Releases one level of ownership when dropped (also on a panic): none
-/// if this thread no longer owns, having lent its levels away and given
-/// them up at shutdown (`SimpleScheduler::lend_ownership`).
+/// if this thread does not own, having gone on without ownership at
+/// shutdown (`SimpleScheduler::acquire`) or lent its levels away and given
+/// them up then (`SimpleScheduler::lend_ownership`).
 struct Ownership<'a>(&'a SimpleScheduler);
 
 impl Drop for Ownership<'_> {
