@@ -1,7 +1,11 @@
 //! Dropping an executor from one of its own tasks, under either scheduler,
 //! while that task and others are parked (registered) and others queued:
 //! the drop returns (it must not wait for the futures of the task that runs
-//! it), and every other task's future is dropped.
+//! it), and every other task's future is dropped. Also when the task drops
+//! it inside a `block_on` of another executor, which sets its worker aside
+//! meanwhile: the thread is still one of the executor's workers, whose ring
+//! the wakes of the parked tasks reach; waiting for them to be dropped there
+//! hung the drop before the fix.
 
 mod support;
 
@@ -21,6 +25,12 @@ fn build(scheduler: Scheduler, threads: usize) -> Executor {
 }
 
 fn drop_from_own_task(scheduler: Scheduler, threads: usize) {
+    drop_from_own_task_in(scheduler, threads, None);
+}
+
+/// As [`drop_from_own_task`], the drop run inside `other.block_on` if
+/// `other` is given.
+fn drop_from_own_task_in(scheduler: Scheduler, threads: usize, other: Option<Executor>) {
     let executor = build(scheduler, threads);
     let counter = DropCounter::new();
     // Parked forever, so registered with the executor.
@@ -43,7 +53,10 @@ fn drop_from_own_task(scheduler: Scheduler, threads: usize) {
             // registered too.
             go.wait().await;
             let executor = in_task.lock().unwrap().take().expect("placed");
-            drop(executor);
+            match other {
+                Some(other) => other.block_on(async move { drop(executor) }),
+                None => drop(executor),
+            }
             done.send(()).unwrap();
         })
         .detach();
@@ -72,4 +85,37 @@ fn work_stealing_two_workers() {
 #[test]
 fn simple_scheduler() {
     support::within(60, || drop_from_own_task(Scheduler::Simple, 1));
+}
+
+#[test]
+fn work_stealing_inside_a_block_on_of_another_executor() {
+    support::within(60, || {
+        drop_from_own_task_in(
+            Scheduler::WorkStealing,
+            1,
+            Some(build(Scheduler::WorkStealing, 1)),
+        )
+    });
+}
+
+#[test]
+fn work_stealing_two_workers_inside_a_block_on_of_another_executor() {
+    support::within(60, || {
+        drop_from_own_task_in(
+            Scheduler::WorkStealing,
+            2,
+            Some(build(Scheduler::WorkStealing, 1)),
+        )
+    });
+}
+
+#[test]
+fn simple_scheduler_inside_a_block_on_of_another_executor() {
+    support::within(60, || {
+        drop_from_own_task_in(
+            Scheduler::Simple,
+            1,
+            Some(build(Scheduler::WorkStealing, 1)),
+        )
+    });
 }
