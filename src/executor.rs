@@ -32,10 +32,14 @@
 //! from there as the registry closes is on its way to a queue, as a task
 //! whose wake was under way; its entry goes when it is dropped or first
 //! polled). The one
-//! exception is a drop run from one of the executor's own tasks (on its
+//! exception is a drop run from one of the executor's own tasks: on its
 //! worker, whose thread is not joined, or, under the simple scheduler, on
-//! a `block_on` caller's thread that runs it): it does not wait (its own
-//! future is alive, and a worker's ring is drained when the worker exits).
+//! a `block_on` caller's thread that runs it. It does not wait (its own
+//! future is alive, and a worker's ring, where step 3's wakes on that
+//! thread queue their tasks, is drained when the worker exits). That holds
+//! also inside a `block_on` of another executor, which sets the worker
+//! aside: entering this executor for steps 3 and 4 makes the thread its
+//! worker again.
 //!
 //! Steps 3 and 4 run with the executor as the dropping thread's current
 //! one, so a task spawned by a destructor they run (a future's guard that
@@ -883,11 +887,15 @@ impl Drop for Executor {
             // a spawn from one of them must reach this executor (whose
             // closed queues drop it), not the global one, where it would
             // outlive its executor. (On one of our own workers the spawn
-            // already goes to that worker's ring, which it drains on exit.)
-            let on_own_worker = context::is_worker_of(self.shared.id);
-            let _executor = (!on_own_worker).then(|| context::enter_executor(self.shared.clone()));
+            // already goes to that worker's ring, which it drains on exit.
+            // One that a `block_on` of another executor set aside is ours
+            // again once entered, wakes and spawns included.)
+            let entered = context::is_worker_of(self.shared.id);
+            let on_own_worker = entered || context::worker_of(&self.shared).is_some();
+            let _executor = (!entered).then(|| context::enter_executor(self.shared.clone()));
             // On one of its own workers, that worker's tasks are still in
-            // its ring (it drains them on exit) and the task running this
+            // its ring (it drains them on exit), and so are the parked
+            // tasks that step's wakes queue there; the task running this
             // drop is alive: waiting for every parked task would wait for
             // ourselves. So in a simple-scheduler task that a `block_on`
             // runs on some other thread.
