@@ -5,13 +5,17 @@
 //! it inside a `block_on` of another executor, which sets its worker aside
 //! meanwhile: the thread is still one of the executor's workers, whose ring
 //! the wakes of the parked tasks reach; waiting for them to be dropped there
-//! hung the drop before the fix.
+//! hung the drop before the fix. And under the simple scheduler, when the
+//! task is run by a `block_on` on a thread that is not the worker (a
+//! blocking job's): the drop waited for the task's own future, which had
+//! parked once (so was registered) and was running the drop.
 
 mod support;
 
-use std::future::pending;
+use std::future::{pending, poll_fn};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
 
 use fastexec::{Executor, Scheduler};
 use support::{DropCounter, Gate};
@@ -117,5 +121,51 @@ fn simple_scheduler_inside_a_block_on_of_another_executor() {
             1,
             Some(build(Scheduler::WorkStealing, 1)),
         )
+    });
+}
+
+#[test]
+fn simple_scheduler_from_a_task_run_by_a_blocking_jobs_block_on() {
+    support::within(60, || {
+        let executor = Arc::new(build(Scheduler::Simple, 1));
+        let counter = DropCounter::new();
+        let guard = counter.guard();
+        let mine = Arc::clone(&executor);
+        let (parked_tx, parked) = mpsc::channel::<Waker>();
+        let (done, dropped) = mpsc::channel();
+        executor
+            .spawn_blocking(move || {
+                // Owns the simple scheduler on this pool thread, so it runs
+                // the task it spawns here.
+                fastexec::block_on(async move {
+                    fastexec::spawn(async move {
+                        let _guard = guard;
+                        // Parks once (so it is registered), its waker handed
+                        // out.
+                        let mut parked_tx = Some(parked_tx);
+                        poll_fn(|cx| match parked_tx.take() {
+                            Some(tx) => {
+                                tx.send(cx.waker().clone()).unwrap();
+                                Poll::Pending
+                            }
+                            None => Poll::Ready(()),
+                        })
+                        .await;
+                        drop(mine);
+                        done.send(()).unwrap();
+                    })
+                    .detach();
+                })
+            })
+            .detach();
+        let waker = parked
+            .recv_timeout(support::TIMEOUT)
+            .expect("the task parked");
+        drop(executor);
+        waker.wake();
+        dropped
+            .recv_timeout(support::TIMEOUT)
+            .expect("the drop from the executor's own task returned");
+        assert_eq!(counter.wait_for(1), 1, "the task's future was dropped");
     });
 }
