@@ -97,7 +97,12 @@ impl<T> Future for JoinValue<T> {
 }
 
 /// Yields once to the executor: the task goes to the back of its worker's
-/// queue, behind everything that was waiting.
+/// queue, behind everything that was waiting. A task spawned with a
+/// [`Priority`](crate::Priority) other than `Normal` goes to the back of its
+/// priority's queue instead, as on every wake: a high task that yields runs
+/// again before any normal task that waits, so a high task that loops on
+/// `yield_now` until a normal task makes progress may wait for ever on a
+/// one-worker executor (or under the simple scheduler).
 ///
 /// ```
 /// fastexec::block_on(async {
