@@ -264,14 +264,19 @@ pub(crate) fn own_worker() -> Option<Rc<Worker>> {
         .flatten()
 }
 
-/// The worker of this thread if it belongs to `shared`.
+/// The worker of this thread if it belongs to `shared`; `None` once this
+/// thread's thread-local state is being torn down (an executor dropped
+/// from another thread-local's destructor).
 pub(crate) fn worker_of(shared: &Shared) -> Option<Rc<Worker>> {
-    WORKER.with(|w| {
-        w.borrow()
-            .as_ref()
-            .filter(|w| std::ptr::eq(w.shared(), shared))
-            .cloned()
-    })
+    WORKER
+        .try_with(|w| {
+            w.borrow()
+                .as_ref()
+                .filter(|w| std::ptr::eq(w.shared(), shared))
+                .cloned()
+        })
+        .ok()
+        .flatten()
 }
 
 /// Runs `f` with the executor this thread spawns onto: the one whose
@@ -316,7 +321,15 @@ type BlockOnExecutor = Rc<Arc<Shared>>;
 /// `WORKER_OF`). On a worker of `shared` itself (set aside by a
 /// `block_on` of another executor that this one runs inside), it is the
 /// thread's worker again.
+///
+/// Once this thread's thread-local state is being torn down (an executor
+/// kept in another thread-local, dropped by its destructor at thread
+/// exit), there is no state to change: the guard does nothing, and a task
+/// spawned here meanwhile goes where [`with_executor`] sends it then.
 pub(crate) fn enter_executor(shared: Arc<Shared>) -> ExecutorGuard {
+    if !can_enter_executor() {
+        return ExecutorGuard { _entered: None };
+    }
     let saved = Saved {
         has_executor: HAS_EXECUTOR.get(),
         worker_of: WORKER_OF.get(),
@@ -335,7 +348,17 @@ pub(crate) fn enter_executor(shared: Arc<Shared>) -> ExecutorGuard {
             Some(EXECUTOR.with(|e| e.borrow_mut().replace(Rc::new(shared))))
         }
     };
-    ExecutorGuard { replaced, saved }
+    ExecutorGuard {
+        _entered: Some(Entered { replaced, saved }),
+    }
+}
+
+/// Whether [`enter_executor`] can change this thread's state: not once
+/// the thread-locals it uses are being torn down.
+fn can_enter_executor() -> bool {
+    EXECUTOR.try_with(|_| ()).is_ok()
+        && SPAWN_WORKER.try_with(|_| ()).is_ok()
+        && WORKER.try_with(|_| ()).is_ok()
 }
 
 /// What [`enter_executor`] changed and its guard puts back.
@@ -346,14 +369,20 @@ struct Saved {
 }
 
 /// Restores the thread's executor and worker as they were before
-/// [`enter_executor`].
+/// [`enter_executor`] (if it entered: see there).
 pub(crate) struct ExecutorGuard {
+    /// Dropped with the guard; `None` if it did not enter.
+    _entered: Option<Entered>,
+}
+
+/// What an [`ExecutorGuard`] that entered puts back.
+struct Entered {
     /// The `EXECUTOR` replaced, if it was.
     replaced: Option<Option<BlockOnExecutor>>,
     saved: Saved,
 }
 
-impl Drop for ExecutorGuard {
+impl Drop for Entered {
     fn drop(&mut self) {
         HAS_EXECUTOR.set(self.saved.has_executor);
         WORKER_OF.set(self.saved.worker_of);

@@ -44,7 +44,10 @@
 //! Steps 3 and 4 run with the executor as the dropping thread's current
 //! one, so a task spawned by a destructor they run (a future's guard that
 //! spawns its clean-up, say) joins this executor and is dropped with it,
-//! unpolled, instead of going to the global executor.
+//! unpolled, instead of going to the global executor. (Not on a thread
+//! whose thread-locals are being torn down, an executor kept in a
+//! thread-local and dropped at thread exit: there is no current executor
+//! to set then, and such a spawn goes to the global executor.)
 //!
 //! After that no future of this executor is alive, whoever holds its wakers
 //! (unless the drop ran in one of its own tasks, as above).
