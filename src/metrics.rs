@@ -178,7 +178,7 @@ impl Counters {
 
 /// Number of buckets of [`LatencyHistogram`]: bucket `i` counts latencies
 /// in `[2^i, 2^(i+1))` nanoseconds (bucket 0 also counts 0 ns); the last
-/// one everything from about 2.2 s up.
+/// one everything from 2^31 ns (about 2.15 s) up.
 pub const LATENCY_BUCKETS: usize = 32;
 
 /// The shared histogram of ready-to-running latencies.
@@ -261,9 +261,30 @@ impl LatencyHistogram {
         self.buckets.iter().sum()
     }
 
-    /// The lower bound of bucket `i`.
+    /// The lower bound of bucket `i`: 0 for bucket 0, else 2^`i` ns.
+    /// `bucket_start(i + 1)` is bucket `i`'s upper bound (excluded), but
+    /// for the last bucket, which has none. Past the buckets it goes on
+    /// doubling, and is [`Duration::MAX`] from `i` = 64 on (2^64 ns is
+    /// not a `u64`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fastexec::metrics::{LatencyHistogram, LATENCY_BUCKETS};
+    ///
+    /// assert_eq!(LatencyHistogram::bucket_start(0), Duration::ZERO);
+    /// assert_eq!(LatencyHistogram::bucket_start(10), Duration::from_nanos(1024));
+    /// let last = LatencyHistogram::bucket_start(LATENCY_BUCKETS - 1);
+    /// assert_eq!(last, Duration::from_nanos(1 << 31));
+    /// assert_eq!(LatencyHistogram::bucket_start(64), Duration::MAX);
+    /// ```
     pub fn bucket_start(i: usize) -> Duration {
-        Duration::from_nanos(if i == 0 { 0 } else { 1 << i })
+        if i == 0 {
+            return Duration::ZERO;
+        }
+        u32::try_from(i)
+            .ok()
+            .and_then(|shift| 1u64.checked_shl(shift))
+            .map_or(Duration::MAX, Duration::from_nanos)
     }
 
     /// The lower bound of the bucket holding the `q`-quantile (`0.0..=1.0`)
