@@ -695,6 +695,11 @@ impl Overflow<Runnable> for Shared {
 /// Dropping an `Executor` stops and joins its threads and drops the future of
 /// every unfinished task before it returns, including tasks parked on wakers
 /// held elsewhere and tasks that another thread is waking at that moment.
+/// The one exception is a drop made inside one of its own tasks (the task
+/// holds the last `Arc` to its executor, say): that task's future is alive
+/// until the drop returns, and that thread is not joined: if it is one of
+/// the executor's workers, the tasks queued on it are dropped as it exits,
+/// after the drop has returned.
 ///
 /// ```
 /// let executor = fastexec::Executor::builder().threads(2).build().unwrap();
