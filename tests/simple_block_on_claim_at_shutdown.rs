@@ -9,8 +9,6 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
-
 use fastexec::Executor;
 use support::{spawn_parked, within, Gate};
 
@@ -24,18 +22,7 @@ fn block_on_during_a_drop_by_a_job(executor: Executor) -> u32 {
         dropping.wait_blocking();
         fastexec::block_on(async { 5 })
     });
-    let slot = Arc::new(Mutex::new(None::<Executor>));
-    let placed = Gate::new();
-    let (in_job, go) = (Arc::clone(&slot), placed.clone());
-    let dropper = executor.spawn_blocking(move || {
-        fastexec::block_on(async move {
-            go.wait().await;
-            drop(in_job.lock().unwrap().take().expect("placed"));
-        });
-    });
-    *slot.lock().unwrap() = Some(executor);
-    placed.open();
-    futures::executor::block_on(dropper).expect("the drop returned");
+    support::drop_from_a_blocking_jobs_block_on(executor);
     futures::executor::block_on(late).expect("the late block_on returned")
 }
 

@@ -10,10 +10,10 @@
 
 mod support;
 
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::mpsc;
 
 use fastexec::Executor;
-use support::{within, Gate, TIMEOUT};
+use support::{within, TIMEOUT};
 
 /// A task waits in a nested `block_on`; then a blocking job's `block_on`
 /// drops the executor. Gives the waiting task's outcome.
@@ -28,18 +28,7 @@ fn drop_while_a_task_waits_nested(executor: Executor) -> Result<(), fastexec::Jo
     nested
         .recv_timeout(TIMEOUT)
         .expect("the task's block_on started");
-    let slot = Arc::new(Mutex::new(None::<Executor>));
-    let placed = Gate::new();
-    let (in_job, go) = (Arc::clone(&slot), placed.clone());
-    let job = executor.spawn_blocking(move || {
-        fastexec::block_on(async move {
-            go.wait().await;
-            drop(in_job.lock().unwrap().take().expect("placed"));
-        });
-    });
-    *slot.lock().unwrap() = Some(executor);
-    placed.open();
-    futures::executor::block_on(job).expect("the job dropped the executor and returned");
+    support::drop_from_a_blocking_jobs_block_on(executor);
     futures::executor::block_on(waiting)
 }
 

@@ -690,3 +690,21 @@ pub fn has_two_cores() -> bool {
     }
     cores >= 2
 }
+
+/// Gives `executor` to a blocking job of its own, whose `fastexec::block_on`
+/// root drops it (the job's thread then owns a simple scheduler while the
+/// drop runs); returns once the job has returned. Panics if the job fails.
+pub fn drop_from_a_blocking_jobs_block_on(executor: Executor) {
+    let slot = Arc::new(Mutex::new(None::<Executor>));
+    let placed = Gate::new();
+    let (in_job, go) = (Arc::clone(&slot), placed.clone());
+    let job = executor.spawn_blocking(move || {
+        fastexec::block_on(async move {
+            go.wait().await;
+            drop(in_job.lock().unwrap().take().expect("placed"));
+        });
+    });
+    *slot.lock().unwrap() = Some(executor);
+    placed.open();
+    futures::executor::block_on(job).expect("the job dropped the executor and returned");
+}
