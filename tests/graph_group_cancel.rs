@@ -10,6 +10,7 @@
 
 mod support;
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -257,4 +258,49 @@ fn an_executor_shutting_down_mid_run_cancels_the_run() {
         error_text(&report, "held"),
         "cancelled (the run's executor shut down)"
     );
+}
+
+/// A run with none of its tasks alive when its group is cancelled (the one
+/// unfinished task paused) is not cancelled: the cancel reaches a run only
+/// through its tasks. Its membership has ended with them (the group's wait
+/// returned), so what it spawns on the resume is in no group and runs (as
+/// the module docs and `Scope`'s say).
+#[test]
+fn a_paused_run_with_no_task_alive_is_out_of_the_group() {
+    let report = within(10, || {
+        let mut g = Graph::<u32>::new();
+        let (started, release) = (Gate::new(), Gate::new());
+        g.add(support::gated_task("first", &started, &release))
+            .unwrap();
+        let ran = Arc::new(AtomicBool::new(false));
+        g.add(flagged("then", &ran).after(["first"])).unwrap();
+        let report = fastexec::block_on(async {
+            let group = TaskGroup::new();
+            let (run, scope) = group
+                .spawn(async move { (g.start(), fastexec::Scope::current()) })
+                .await
+                .unwrap();
+            started.wait().await;
+            run.pause("then").await.unwrap();
+            release.open();
+            run.wait("first").await.unwrap();
+            // Every runner and driver of the run has finished, and the
+            // membership they held is dropped just after their count.
+            group.wait().await;
+            assert!(support::spin_until(|| scope.has_ended()));
+            group.cancel();
+            let mut all = std::pin::pin!(run.wait_all());
+            let waiting = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(all.as_mut().poll(cx).is_pending())
+            })
+            .await;
+            assert!(waiting, "the run ended with no task of it alive");
+            assert_eq!(run.state("then"), Some(TaskState::Paused));
+            run.resume("then").unwrap();
+            all.await
+        });
+        assert!(ran.load(Ordering::SeqCst), "`then` did not run");
+        report
+    });
+    assert!(report.is_success(), "{report}");
 }

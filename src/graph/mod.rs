@@ -249,7 +249,15 @@
 //! cancels every task of the run not yet ended, with
 //! [`CancelReason::GroupCancelled`] (tasks added later are cancelled too, as
 //! after a stop), so that [`RunHandle::wait_all`], awaited from outside the
-//! group, returns its report (the test `graph_group_cancel`). The executor
+//! group, returns its report (the test `graph_group_cancel`). The cancel
+//! reaches the run through its tasks only: a run with none alive at that
+//! moment (every unfinished task paused, or waiting on a paused one) is not
+//! cancelled, and its `wait_all` waits for a resume. What the run spawns
+//! later joins the groups only while the membership it was started in
+//! lives (see [`Scope`](crate::Scope): the task that started it, or one
+//! of the run's own, is still alive); once that has ended, as it has when
+//! the group's `wait` returned, the run's tasks belong to no group, and a
+//! cancel of the group does not touch them. The executor
 //! shutting down while the run goes on, which drops its tasks too, ends
 //! the run the same way, with [`CancelReason::ExecutorShutdown`] (the run
 //! tells the two apart by whether its executor has begun to shut down when
