@@ -47,7 +47,10 @@ use crate::graph::TaskState;
 use crate::signal::Notify;
 use crate::time::timeout_at;
 
-/// The state a paused task was in, which resume restores.
+/// The state a paused task was in, which resume restores (but for a task
+/// paused while pending whose dependencies have all completed since: it
+/// resumes as ready, and [`Blocked::Paused`](crate::graph::Blocked::Paused)
+/// says `Ready` for it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PausedFrom {
     /// Waiting for dependencies (paused at once).
@@ -59,7 +62,8 @@ pub enum PausedFrom {
 }
 
 impl PausedFrom {
-    /// The state resume restores.
+    /// The state this names, which resume restores (for `Pending`, only
+    /// while a dependency has not completed: see the type's docs).
     ///
     /// ```
     /// use fastexec::graph::{PausedFrom, TaskState};
