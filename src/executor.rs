@@ -39,7 +39,9 @@
 //! thread queue their tasks, is drained when the worker exits). That holds
 //! also inside a `block_on` of another executor, which sets the worker
 //! aside: entering this executor for steps 3 and 4 makes the thread its
-//! worker again.
+//! worker again, and the drop then drains that worker's ring itself (the
+//! worker would only once that `block_on` returned, and the `block_on`
+//! waits for the tasks its root spawned, ours among them).
 //!
 //! Steps 3 and 4 run with the executor as the dropping thread's current
 //! one, so a task spawned by a destructor they run (a future's guard that
@@ -899,7 +901,8 @@ impl Drop for Executor {
             // One that a `block_on` of another executor set aside is ours
             // again once entered, wakes and spawns included.)
             let entered = context::is_worker_of(self.shared.id);
-            let on_own_worker = entered || context::worker_of(&self.shared).is_some();
+            let own_worker = context::worker_of(&self.shared);
+            let on_own_worker = entered || own_worker.is_some();
             let _executor = (!entered).then(|| context::enter_executor(self.shared.clone()));
             // On one of its own workers, that worker's tasks are still in
             // its ring (it drains them on exit), and so are the parked
@@ -909,6 +912,14 @@ impl Drop for Executor {
             // runs on some other thread.
             let in_own_task = on_own_worker || self.shared.ext.runs_simple_task_here();
             self.shared.drop_remaining_tasks(!in_own_task);
+            // Those wakes queued the parked tasks in this worker's ring.
+            // Set aside by a `block_on` of another executor, the worker
+            // drains it only after that `block_on` returns, which waits for
+            // the tasks its root spawned, ours included: drained here, they
+            // are dropped now (tasks their destructors spawn come back here).
+            if let Some(worker) = own_worker.filter(|_| !entered) {
+                worker.drain();
+            }
         }
         // From here on, a wake from another thread drops its task at once.
         drop(live::remove(self.shared.id));

@@ -725,7 +725,7 @@ impl Worker {
 
     /// Drops every task left in this worker's slot and ring, including tasks
     /// that dropping wakes onto this worker.
-    fn drain(&self) {
+    pub(crate) fn drain(&self) {
         loop {
             let task = self.lifo.take().or_else(|| self.local.pop());
             match task {
