@@ -1,0 +1,89 @@
+//! An executor kept in a `thread_local!` and dropped by its destructor at
+//! thread exit, after the crate's own thread-locals were torn down, drops
+//! its parked tasks' futures there; a destructor among them that runs a
+//! clean-up `block_on` (here of another executor) must get its value, not
+//! panic on a destroyed thread-local (which aborts the process: a panic
+//! while a thread-local's destructor runs).
+
+mod support;
+
+use std::cell::RefCell;
+use std::future::pending;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+
+use fastexec::{Executor, Scheduler};
+use support::within;
+
+thread_local! {
+    static RUNTIME: RefCell<Option<Executor>> = const { RefCell::new(None) };
+}
+
+/// Runs `other.block_on` when dropped and records its value.
+struct CleanUp {
+    other: Arc<Executor>,
+    got: Arc<AtomicUsize>,
+}
+
+impl Drop for CleanUp {
+    fn drop(&mut self) {
+        let value = self
+            .other
+            .block_on(async { fastexec::spawn(async { 42 }).await.unwrap() });
+        self.got.store(value, Ordering::SeqCst);
+    }
+}
+
+fn clean_up_block_on_at_thread_exit(scheduler: Scheduler, other: Scheduler) {
+    let got = Arc::new(AtomicUsize::new(0));
+    let other = Arc::new(
+        Executor::builder()
+            .threads(1)
+            .scheduler(other)
+            .build()
+            .unwrap(),
+    );
+    let clean_up = CleanUp {
+        other: Arc::clone(&other),
+        got: Arc::clone(&got),
+    };
+    thread::spawn(move || {
+        RUNTIME.with(|runtime| assert!(runtime.borrow().is_none()));
+        let executor = Executor::builder()
+            .threads(1)
+            .scheduler(scheduler)
+            .build()
+            .unwrap();
+        let (parked, started) = std::sync::mpsc::channel();
+        executor
+            .spawn(async move {
+                let _clean_up = clean_up;
+                parked.send(()).unwrap();
+                pending::<()>().await;
+            })
+            .detach();
+        started.recv().unwrap();
+        // Registers the crate's thread-locals on this thread, after RUNTIME.
+        let answer = executor.block_on(async { fastexec::spawn(async { 1 }).await.unwrap() });
+        assert_eq!(answer, 1);
+        RUNTIME.with(|runtime| *runtime.borrow_mut() = Some(executor));
+    })
+    .join()
+    .expect("the thread exited cleanly");
+    assert_eq!(got.load(Ordering::SeqCst), 42, "the clean-up block_on ran");
+}
+
+#[test]
+fn work_stealing_clean_up_in_work_stealing() {
+    within(60, || {
+        clean_up_block_on_at_thread_exit(Scheduler::WorkStealing, Scheduler::WorkStealing)
+    });
+}
+
+#[test]
+fn simple_clean_up_in_simple() {
+    within(60, || {
+        clean_up_block_on_at_thread_exit(Scheduler::Simple, Scheduler::Simple)
+    });
+}
