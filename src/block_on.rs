@@ -20,6 +20,12 @@
 //!
 //! If the root future panics, the panic leaves `block_on` at once; the
 //! tasks it spawned are not cancelled and run on, detached.
+//!
+//! On a thread whose thread-local state is being torn down (a `block_on`
+//! in a destructor run at thread exit) the executor cannot be entered nor
+//! the membership installed: the root runs uncounted, its spawns go to the
+//! global executor ([`context::with_executor`] finds none), and the group
+//! it waits for stays empty. No queue of last resort either.
 
 use std::future::Future;
 use std::pin::{pin, Pin};
@@ -90,8 +96,13 @@ impl<F: Future> Future for InScope<'_, F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let mut this = self.project();
-        let outer = context::replace_membership(Some(this.membership.clone()));
-        let _restore = RestoreMembership(Some(outer));
+        // Not on a thread whose thread-local state is being torn down (a
+        // `block_on` in a destructor run at thread exit): there is nowhere
+        // to install it (see the module docs).
+        let _restore = context::can_install_membership().then(|| {
+            let outer = context::replace_membership(Some(this.membership.clone()));
+            RestoreMembership(Some(outer))
+        });
         let future = this
             .future
             .as_mut()
@@ -196,17 +207,20 @@ thread_local! {
 /// executor being dropped, whose drop waits for that job. Anywhere else
 /// (`None`) it can only ask to be polled again.
 pub(crate) fn fallback_timers() -> Option<Arc<TimerQueue>> {
-    FALLBACK.with(|fallback| {
-        let mut fallback = fallback.borrow_mut();
-        let innermost = fallback.calls.last()?.clone();
-        let (queue, _) = fallback.queue.get_or_insert_with(|| {
-            let innermost = Arc::new(Mutex::new(innermost));
-            let woken = Arc::clone(&innermost);
-            let hook = move || woken.lock().unwrap_or_else(|e| e.into_inner()).unpark();
-            (Arc::new(TimerQueue::new(Box::new(hook))), innermost)
-        });
-        Some(Arc::clone(queue))
-    })
+    FALLBACK
+        .try_with(|fallback| {
+            let mut fallback = fallback.borrow_mut();
+            let innermost = fallback.calls.last()?.clone();
+            let (queue, _) = fallback.queue.get_or_insert_with(|| {
+                let innermost = Arc::new(Mutex::new(innermost));
+                let woken = Arc::clone(&innermost);
+                let hook = move || woken.lock().unwrap_or_else(|e| e.into_inner()).unpark();
+                (Arc::new(TimerQueue::new(Box::new(hook))), innermost)
+            });
+            Some(Arc::clone(queue))
+        })
+        .ok()
+        .flatten()
 }
 
 /// A `run_parked` call's entry in [`FALLBACK`], removed when the call
@@ -214,28 +228,38 @@ pub(crate) fn fallback_timers() -> Option<Arc<TimerQueue>> {
 /// if one was made, is closed: the timers still in it are woken and
 /// register again, on their next poll, wherever they are polled then (as
 /// when an executor shuts down).
-struct FallbackScope;
+///
+/// On a thread whose thread-local state is being torn down there is no
+/// entry (`false`) and no queue: a timer with nowhere else to go asks to
+/// be polled again.
+struct FallbackScope(bool);
 
 impl FallbackScope {
     fn enter(unparker: Unparker) -> Self {
-        FALLBACK.with(|fallback| {
+        let entered = FALLBACK.try_with(|fallback| {
             let mut fallback = fallback.borrow_mut();
             if let Some((_, innermost)) = &fallback.queue {
                 *innermost.lock().unwrap_or_else(|e| e.into_inner()) = unparker.clone();
             }
             fallback.calls.push(unparker);
         });
-        FallbackScope
+        FallbackScope(entered.is_ok())
     }
 
     /// The thread's queue, if a timer made it.
     fn queue() -> Option<Arc<TimerQueue>> {
-        FALLBACK.with(|fallback| fallback.borrow().queue.as_ref().map(|(q, _)| Arc::clone(q)))
+        FALLBACK
+            .try_with(|fallback| fallback.borrow().queue.as_ref().map(|(q, _)| Arc::clone(q)))
+            .ok()
+            .flatten()
     }
 }
 
 impl Drop for FallbackScope {
     fn drop(&mut self) {
+        if !self.0 {
+            return;
+        }
         let closed = FALLBACK.with(|fallback| {
             let mut fallback = fallback.borrow_mut();
             fallback.calls.pop();

@@ -164,6 +164,13 @@ pub use futures_util::join;
 /// If `future` panics, the panic propagates at once and the tasks it spawned
 /// run on, detached.
 ///
+/// On a thread that is exiting, once fastexec's thread-local state on it
+/// has been torn down (a `block_on` in the destructor of another
+/// thread-local, or of a future that such a destructor drops), `future`
+/// still runs to completion here, but nothing can be made current: the
+/// tasks it spawns go to the global executor, whichever executor's
+/// `block_on` this is, and it does not wait for them.
+///
 /// # Panics
 ///
 /// With `future`'s panic, as above. Called from inside a task, when the
