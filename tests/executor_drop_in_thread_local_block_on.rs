@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 
-use fastexec::{Executor, Scheduler};
-use support::within;
+use fastexec::{Executor, JoinHandle, Scheduler, TaskGroup};
+use support::{within, Gate};
 
 thread_local! {
     static RUNTIME: RefCell<Option<Executor>> = const { RefCell::new(None) };
@@ -85,5 +85,88 @@ fn work_stealing_clean_up_in_work_stealing() {
 fn simple_clean_up_in_simple() {
     within(60, || {
         clean_up_block_on_at_thread_exit(Scheduler::Simple, Scheduler::Simple)
+    });
+}
+
+/// Opens `gate` and awaits `member` in `other.block_on` when dropped, and
+/// records the outcome: the value, or 0 if the member failed.
+struct AwaitMember {
+    other: Arc<Executor>,
+    gate: Gate,
+    member: Option<JoinHandle<usize>>,
+    got: Arc<AtomicUsize>,
+}
+
+impl Drop for AwaitMember {
+    fn drop(&mut self) {
+        let (gate, member) = (self.gate.clone(), self.member.take().unwrap());
+        let value = self.other.block_on(async move {
+            gate.open();
+            member.await.unwrap_or(0)
+        });
+        self.got.store(value, Ordering::SeqCst);
+    }
+}
+
+/// As [`clean_up_block_on_at_thread_exit`] under the simple scheduler,
+/// the clean-up's `block_on` (its scheduler's owner, so it runs that
+/// executor's ready tasks on this thread) running a task in a
+/// [`TaskGroup`], spawned earlier and woken by the clean-up: its poll
+/// lends its membership out in thread-local state.
+#[test]
+fn simple_clean_up_running_a_group_member_here() {
+    within(60, || {
+        let got = Arc::new(AtomicUsize::new(0));
+        let other = Arc::new(
+            Executor::builder()
+                .scheduler(Scheduler::Simple)
+                .build()
+                .unwrap(),
+        );
+        let gate = Gate::new();
+        let opened = gate.clone();
+        // Spawned from a task of `other` (in no group, outside any
+        // `block_on`, which would wait for it), so onto `other`, in the
+        // group alone.
+        let spawner = other.spawn(async move {
+            let member = TaskGroup::new().spawn(async move {
+                opened.wait().await;
+                42
+            });
+            // The handle is the spawner's output, not awaited in it.
+            Some(member)
+        });
+        let member = futures::executor::block_on(spawner).unwrap().unwrap();
+        let clean_up = AwaitMember {
+            other: Arc::clone(&other),
+            gate,
+            member: Some(member),
+            got: Arc::clone(&got),
+        };
+        thread::spawn(move || {
+            RUNTIME.with(|runtime| assert!(runtime.borrow().is_none()));
+            let executor = Executor::builder()
+                .threads(1)
+                .scheduler(Scheduler::Simple)
+                .build()
+                .unwrap();
+            let (parked, started) = std::sync::mpsc::channel();
+            executor
+                .spawn(async move {
+                    let _clean_up = clean_up;
+                    parked.send(()).unwrap();
+                    pending::<()>().await;
+                })
+                .detach();
+            started.recv().unwrap();
+            // Registers the crate's thread-locals here, after RUNTIME.
+            let answer =
+                executor.block_on(async { TaskGroup::new().spawn(async { 1 }).await.unwrap() });
+            assert_eq!(answer, 1);
+            RUNTIME.with(|runtime| *runtime.borrow_mut() = Some(executor));
+        })
+        .join()
+        .expect("the thread exited cleanly");
+        assert_eq!(got.load(Ordering::SeqCst), 42, "the group member ran");
     });
 }
