@@ -170,3 +170,63 @@ fn simple_clean_up_running_a_group_member_here() {
         assert_eq!(got.load(Ordering::SeqCst), 42, "the group member ran");
     });
 }
+
+thread_local! {
+    static CLEAN_UP: RefCell<Option<AwaitMember>> = const { RefCell::new(None) };
+}
+
+/// As [`simple_clean_up_running_a_group_member_here`], the member polled
+/// on this thread twice before (so its membership is the thread's cached
+/// one) and spawning a task when polled at thread exit, where it reads the
+/// current membership; the clean-up kept in a thread-local itself.
+#[test]
+fn simple_clean_up_running_a_cached_group_member_here() {
+    within(60, || {
+        let got = Arc::new(AtomicUsize::new(0));
+        let other = Arc::new(
+            Executor::builder()
+                .scheduler(Scheduler::Simple)
+                .build()
+                .unwrap(),
+        );
+        let gates: [Gate; 5] = std::array::from_fn(|_| Gate::new());
+        let [first, polled_once, second, polled_twice, last] = gates.clone();
+        let spawner = other.spawn(async move {
+            let member = TaskGroup::new().spawn(async move {
+                first.wait().await;
+                polled_once.open();
+                second.wait().await;
+                polled_twice.open();
+                last.wait().await;
+                fastexec::spawn(async { 42 }).await.unwrap()
+            });
+            // The handle is the spawner's output, not awaited in it.
+            Some(member)
+        });
+        let member = futures::executor::block_on(spawner).unwrap().unwrap();
+        let on_thread = Arc::clone(&other);
+        let recorded = Arc::clone(&got);
+        thread::spawn(move || {
+            CLEAN_UP.with(|clean_up| assert!(clean_up.borrow().is_none()));
+            let [first, polled_once, second, polled_twice, last] = gates;
+            // This thread owns the scheduler meanwhile: the member's next
+            // two polls run here, the second caching its membership.
+            on_thread.block_on(async {
+                first.open();
+                polled_once.wait().await;
+                second.open();
+                polled_twice.wait().await;
+            });
+            let clean_up = AwaitMember {
+                other: on_thread,
+                gate: last,
+                member: Some(member),
+                got: recorded,
+            };
+            CLEAN_UP.with(|slot| *slot.borrow_mut() = Some(clean_up));
+        })
+        .join()
+        .expect("the thread exited cleanly");
+        assert_eq!(got.load(Ordering::SeqCst), 42, "the group member ran");
+    });
+}
