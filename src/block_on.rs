@@ -22,10 +22,12 @@
 //! tasks it spawned are not cancelled and run on, detached.
 //!
 //! On a thread whose thread-local state is being torn down (a `block_on`
-//! in a destructor run at thread exit) the executor cannot be entered nor
-//! the membership installed: the root runs uncounted, its spawns go to the
-//! global executor ([`context::with_executor`] finds none), and the group
-//! it waits for stays empty. No queue of last resort either.
+//! in a destructor run at thread exit) the executor may not be entered nor
+//! the membership installed (each needs its thread-locals): then the root's
+//! spawns go to the global executor ([`context::with_executor`] finds
+//! none), or are not counted in the group it waits for, and the tasks the
+//! simple scheduler runs here are polled with no membership current
+//! (`task/mod.rs`). No queue of last resort either.
 
 use std::future::Future;
 use std::pin::{pin, Pin};

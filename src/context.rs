@@ -138,10 +138,22 @@ pub(crate) fn stash_finished(guard: MemberGuard) {
     }
 }
 
+/// Once this thread's thread-local state is being torn down (a task run by
+/// a `block_on` in a destructor at thread exit) there is nowhere to keep
+/// the guard: it is released at once, before the task's output is stored.
 #[cold]
 fn stash_guard(guard: MemberGuard) {
-    COMPLETION.set(Completed::WithGuard);
-    drop(FINISHED.with(|f| f.replace(Some(guard))));
+    let mut guard = Some(guard);
+    match FINISHED.try_with(|f| f.replace(guard.take())) {
+        Ok(previous) => {
+            COMPLETION.set(Completed::WithGuard);
+            drop(previous);
+        }
+        Err(_) => {
+            COMPLETION.set(Completed::WithoutGuard);
+            drop(guard);
+        }
+    }
 }
 
 thread_local! {
@@ -412,17 +424,24 @@ pub(crate) fn membership() -> Option<MembershipArc> {
 }
 
 /// A strong reference to the cached membership, which the task being
-/// polled holds alive.
+/// polled holds alive. `None` once this thread's thread-local state is
+/// being torn down: `CACHE` is gone, though `CACHE_ADDR` (destructor-free)
+/// still names what it held, so a task of that membership polled here then
+/// (by a `block_on` in a destructor at thread exit) enters the cache, and
+/// the tasks it spawns join no group.
 #[cfg(not(loom))]
 #[cold]
 fn cached_membership() -> Option<MembershipArc> {
-    CACHE.with(|c| {
-        let weak = c.take();
-        let strong = weak.as_ref().and_then(std::sync::Weak::upgrade);
-        c.set(weak);
-        debug_assert!(strong.is_some(), "the polled task holds it");
-        strong
-    })
+    CACHE
+        .try_with(|c| {
+            let weak = c.take();
+            let strong = weak.as_ref().and_then(std::sync::Weak::upgrade);
+            c.set(weak);
+            debug_assert!(strong.is_some(), "the polled task holds it");
+            strong
+        })
+        .ok()
+        .flatten()
 }
 
 #[cfg(loom)]
@@ -476,21 +495,34 @@ pub(crate) fn enter_cached(membership: &MembershipArc) -> bool {
             LAST_UNCACHED.set(addr);
             return false;
         }
-        cache_membership(membership);
+        if !cache_membership(membership) {
+            return false;
+        }
     }
     IN_SCOPE.set(InScope::Cached);
     true
 }
 
+/// Makes `membership` the cached one; `false` (nothing cached) once this
+/// thread's thread-local state is being torn down.
 #[cfg(not(loom))]
 #[cold]
-fn cache_membership(membership: &MembershipArc) {
-    CACHE_ADDR.set(crate::sync::Arc::as_ptr(membership));
-    drop(CACHE.with(|c| c.replace(Some(crate::sync::Arc::downgrade(membership)))));
+fn cache_membership(membership: &MembershipArc) -> bool {
+    let weak = crate::sync::Arc::downgrade(membership);
+    match CACHE.try_with(|c| c.replace(Some(weak))) {
+        Ok(previous) => {
+            CACHE_ADDR.set(crate::sync::Arc::as_ptr(membership));
+            drop(previous);
+            true
+        }
+        Err(_) => false,
+    }
 }
 
 #[cfg(loom)]
-fn cache_membership(_: &MembershipArc) {}
+fn cache_membership(_: &MembershipArc) -> bool {
+    false
+}
 
 /// Ends [`enter_cached`]. The cache stays for the next task. Whatever ran
 /// inside the poll restored what it replaced, which for a poll nested in

@@ -167,9 +167,11 @@ pub use futures_util::join;
 /// On a thread that is exiting, once fastexec's thread-local state on it
 /// has been torn down (a `block_on` in the destructor of another
 /// thread-local, or of a future that such a destructor drops), `future`
-/// still runs to completion here, but nothing can be made current: the
-/// tasks it spawns go to the global executor, whichever executor's
-/// `block_on` this is, and it does not wait for them.
+/// still runs to completion here, but fastexec may have nowhere left to
+/// record what is current: the tasks it spawns may go to the global
+/// executor, whichever executor's `block_on` this is, and it may return
+/// before they finish; tasks that a task it runs here (under the simple
+/// scheduler) spawns join none of that task's groups.
 ///
 /// # Panics
 ///

@@ -514,12 +514,19 @@ impl<F: Future> Future for TaskFuture<F> {
 /// outer one put back afterwards: for a task polled inside another
 /// membership's scope (run by a `block_on` inside a task or root future),
 /// or in a scope the thread does not cache.
+///
+/// On a thread whose thread-local state is being torn down (a `block_on`
+/// in a destructor run at thread exit that runs tasks here, the simple
+/// scheduler's) there is nowhere to lend it: the task is polled as it is.
 #[inline(never)]
 fn poll_lent<F: Future>(
     member: &mut MemberGuard,
     stage: Pin<&mut Stage<F>>,
     cx: &mut Context<'_>,
 ) -> std::thread::Result<Poll<F::Output>> {
+    if !context::can_install_membership() {
+        return catch_unwind(AssertUnwindSafe(|| poll_then_drop(stage, cx)));
+    }
     let outer = context::replace_membership(member.take());
     let polled = catch_unwind(AssertUnwindSafe(|| poll_then_drop(stage, cx)));
     member.restore(context::replace_membership(outer));
