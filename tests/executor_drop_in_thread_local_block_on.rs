@@ -112,7 +112,8 @@ impl Drop for AwaitMember {
 /// the clean-up's `block_on` (its scheduler's owner, so it runs that
 /// executor's ready tasks on this thread) running a task in a
 /// [`TaskGroup`], spawned earlier and woken by the clean-up: its poll
-/// lends its membership out in thread-local state.
+/// lends its membership out in thread-local state, and its next one caches
+/// it there (the thread cached another before).
 #[test]
 fn simple_clean_up_running_a_group_member_here() {
     within(60, || {
@@ -131,6 +132,9 @@ fn simple_clean_up_running_a_group_member_here() {
         let spawner = other.spawn(async move {
             let member = TaskGroup::new().spawn(async move {
                 opened.wait().await;
+                // Polled once more there: its membership is then worth
+                // caching.
+                fastexec::yield_now().await;
                 42
             });
             // The handle is the spawner's output, not awaited in it.
@@ -160,8 +164,14 @@ fn simple_clean_up_running_a_group_member_here() {
                 .detach();
             started.recv().unwrap();
             // Registers the crate's thread-locals here, after RUNTIME.
-            let answer =
-                executor.block_on(async { TaskGroup::new().spawn(async { 1 }).await.unwrap() });
+            let answer = executor.block_on(async {
+                // Polled twice here: the thread caches a membership.
+                let member = TaskGroup::new().spawn(async {
+                    fastexec::yield_now().await;
+                    1
+                });
+                member.await.unwrap()
+            });
             assert_eq!(answer, 1);
             RUNTIME.with(|runtime| *runtime.borrow_mut() = Some(executor));
         })
