@@ -49,7 +49,8 @@
 //! unpolled, instead of going to the global executor. (Not on a thread
 //! whose thread-locals are being torn down, an executor kept in a
 //! thread-local and dropped at thread exit: there is no current executor
-//! to set then, and such a spawn goes to the global executor.)
+//! to set then, and such a spawn goes to the global executor; where the
+//! task's membership cannot be lent out either, in none of its groups.)
 //!
 //! After that no future of this executor is alive, whoever holds its wakers
 //! (unless the drop ran in one of its own tasks, as above).
