@@ -8,43 +8,17 @@
 
 mod support;
 
-use std::cell::RefCell;
-use std::future::pending;
-use std::thread;
-
 use fastexec::{Executor, Scheduler};
 use support::{within, DropCounter};
 
-thread_local! {
-    static RUNTIME: RefCell<Option<Executor>> = const { RefCell::new(None) };
-}
-
-/// On a new thread: registers `RUNTIME` first, then builds an executor of
-/// `scheduler`, uses it there (which registers the crate's thread-locals),
-/// parks a task on it, and leaves it in `RUNTIME` for the thread's exit to
-/// drop. Returns once the thread has exited.
+/// Parks a task holding a guard of `counter` on an executor of `scheduler`
+/// used on a new thread and kept in a thread-local there, which drops it
+/// at thread exit (see [`support::drop_executor_at_thread_exit`]).
 fn drop_at_thread_exit(scheduler: Scheduler, counter: &DropCounter) {
-    let guard = counter.guard();
-    thread::spawn(move || {
-        RUNTIME.with(|runtime| assert!(runtime.borrow().is_none()));
-        let executor = Executor::builder()
-            .threads(1)
-            .scheduler(scheduler)
-            .build()
-            .unwrap();
-        // Outside the `block_on`, which would wait for it.
-        executor
-            .spawn(async move {
-                let _guard = guard;
-                pending::<()>().await;
-            })
-            .detach();
+    support::drop_executor_at_thread_exit(scheduler, counter.guard(), |executor: &Executor| {
         let answer = executor.block_on(async { fastexec::spawn(async { 42 }).await.unwrap() });
         assert_eq!(answer, 42);
-        RUNTIME.with(|runtime| *runtime.borrow_mut() = Some(executor));
-    })
-    .join()
-    .expect("the thread exited cleanly");
+    });
 }
 
 #[test]

@@ -8,17 +8,12 @@
 mod support;
 
 use std::cell::RefCell;
-use std::future::pending;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 
 use fastexec::{Executor, JoinHandle, Scheduler, TaskGroup};
 use support::{within, Gate};
-
-thread_local! {
-    static RUNTIME: RefCell<Option<Executor>> = const { RefCell::new(None) };
-}
 
 /// Runs `other.block_on` when dropped and records its value.
 struct CleanUp {
@@ -48,29 +43,10 @@ fn clean_up_block_on_at_thread_exit(scheduler: Scheduler, other: Scheduler) {
         other: Arc::clone(&other),
         got: Arc::clone(&got),
     };
-    thread::spawn(move || {
-        RUNTIME.with(|runtime| assert!(runtime.borrow().is_none()));
-        let executor = Executor::builder()
-            .threads(1)
-            .scheduler(scheduler)
-            .build()
-            .unwrap();
-        let (parked, started) = std::sync::mpsc::channel();
-        executor
-            .spawn(async move {
-                let _clean_up = clean_up;
-                parked.send(()).unwrap();
-                pending::<()>().await;
-            })
-            .detach();
-        started.recv().unwrap();
-        // Registers the crate's thread-locals on this thread, after RUNTIME.
+    support::drop_executor_at_thread_exit(scheduler, clean_up, |executor: &Executor| {
         let answer = executor.block_on(async { fastexec::spawn(async { 1 }).await.unwrap() });
         assert_eq!(answer, 1);
-        RUNTIME.with(|runtime| *runtime.borrow_mut() = Some(executor));
-    })
-    .join()
-    .expect("the thread exited cleanly");
+    });
     assert_eq!(got.load(Ordering::SeqCst), 42, "the clean-up block_on ran");
 }
 
@@ -118,12 +94,7 @@ impl Drop for AwaitMember {
 fn simple_clean_up_running_a_group_member_here() {
     within(60, || {
         let got = Arc::new(AtomicUsize::new(0));
-        let other = Arc::new(
-            Executor::builder()
-                .scheduler(Scheduler::Simple)
-                .build()
-                .unwrap(),
-        );
+        let other = Arc::new(support::simple_executor(1));
         let gate = Gate::new();
         let opened = gate.clone();
         // Spawned from a task of `other` (in no group, outside any
@@ -147,36 +118,21 @@ fn simple_clean_up_running_a_group_member_here() {
             member: Some(member),
             got: Arc::clone(&got),
         };
-        thread::spawn(move || {
-            RUNTIME.with(|runtime| assert!(runtime.borrow().is_none()));
-            let executor = Executor::builder()
-                .threads(1)
-                .scheduler(Scheduler::Simple)
-                .build()
-                .unwrap();
-            let (parked, started) = std::sync::mpsc::channel();
-            executor
-                .spawn(async move {
-                    let _clean_up = clean_up;
-                    parked.send(()).unwrap();
-                    pending::<()>().await;
-                })
-                .detach();
-            started.recv().unwrap();
-            // Registers the crate's thread-locals here, after RUNTIME.
-            let answer = executor.block_on(async {
-                // Polled twice here: the thread caches a membership.
-                let member = TaskGroup::new().spawn(async {
-                    fastexec::yield_now().await;
-                    1
+        support::drop_executor_at_thread_exit(
+            Scheduler::Simple,
+            clean_up,
+            |executor: &Executor| {
+                let answer = executor.block_on(async {
+                    // Polled twice here: the thread caches a membership.
+                    let member = TaskGroup::new().spawn(async {
+                        fastexec::yield_now().await;
+                        1
+                    });
+                    member.await.unwrap()
                 });
-                member.await.unwrap()
-            });
-            assert_eq!(answer, 1);
-            RUNTIME.with(|runtime| *runtime.borrow_mut() = Some(executor));
-        })
-        .join()
-        .expect("the thread exited cleanly");
+                assert_eq!(answer, 1);
+            },
+        );
         assert_eq!(got.load(Ordering::SeqCst), 42, "the group member ran");
     });
 }
@@ -193,12 +149,7 @@ thread_local! {
 fn simple_clean_up_running_a_cached_group_member_here() {
     within(60, || {
         let got = Arc::new(AtomicUsize::new(0));
-        let other = Arc::new(
-            Executor::builder()
-                .scheduler(Scheduler::Simple)
-                .build()
-                .unwrap(),
-        );
+        let other = Arc::new(support::simple_executor(1));
         let gates: [Gate; 5] = std::array::from_fn(|_| Gate::new());
         let [first, polled_once, second, polled_twice, last] = gates.clone();
         let spawner = other.spawn(async move {

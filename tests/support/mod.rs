@@ -708,3 +708,36 @@ pub fn drop_from_a_blocking_jobs_block_on(executor: Executor) {
     placed.open();
     futures::executor::block_on(job).expect("the job dropped the executor and returned");
 }
+
+thread_local! {
+    /// A runtime per thread, for [`drop_executor_at_thread_exit`].
+    static RUNTIME: std::cell::RefCell<Option<Executor>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// On a new thread: registers a thread-local first, builds a one-thread
+/// executor of `scheduler`, parks on it a task holding `held` (once it
+/// has been polled), runs `warm_up` with the executor there (using it
+/// registers fastexec's own thread-locals, after that one), and leaves the
+/// executor in the thread-local: its destructor drops the executor at
+/// thread exit, after fastexec's thread-locals were torn down. Returns
+/// once the thread has exited.
+pub fn drop_executor_at_thread_exit<H: Send + 'static>(
+    scheduler: fastexec::Scheduler,
+    held: H,
+    warm_up: impl FnOnce(&Executor) + Send + 'static,
+) {
+    thread::spawn(move || {
+        RUNTIME.with(|runtime| assert!(runtime.borrow().is_none()));
+        let executor = Executor::builder()
+            .threads(1)
+            .scheduler(scheduler)
+            .build()
+            .expect("start executor");
+        spawn_parked(&executor, held).detach();
+        warm_up(&executor);
+        RUNTIME.with(|runtime| *runtime.borrow_mut() = Some(executor));
+    })
+    .join()
+    .expect("the thread exited cleanly");
+}
