@@ -97,8 +97,9 @@ impl Extensions {
         }
     }
 
-    /// Whether this thread is running a task of the simple scheduler (see
-    /// [`SimpleScheduler::runs_task_here`]); false under work stealing.
+    /// Whether this thread is running one of this executor's tasks under
+    /// the simple scheduler (see [`SimpleScheduler::runs_task_here`]);
+    /// false under work stealing.
     pub(crate) fn runs_simple_task_here(&self) -> bool {
         self.simple.as_ref().is_some_and(|s| s.runs_task_here())
     }

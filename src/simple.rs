@@ -63,7 +63,7 @@
 //! blocking job's): an owner lending it gives it up without taking it
 //! back, and a `block_on` that finds another owner goes on without it.
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
@@ -302,13 +302,22 @@ impl SimpleScheduler {
     }
 
     /// Whether this thread is running one of this scheduler's tasks: it
-    /// owns the scheduler and is inside a [`run`] (on the worker thread, or
-    /// on a `block_on` caller's thread, which runs tasks too). The
-    /// executor's drop, called from such a task, must not wait for that
-    /// task's own future to be dropped.
+    /// owns the scheduler and is inside a [`run`] of one of its tasks (on
+    /// the worker thread, or on a `block_on` caller's thread, which runs
+    /// tasks too), not only of another executor's. The executor's drop,
+    /// called from such a task, must not wait for that task's own future to
+    /// be dropped.
     pub(crate) fn runs_task_here(&self) -> bool {
-        let running = RUNNING_TASKS.with(|n| n.get() > 0);
+        let me = self.address();
+        let running = RUNNING_TASKS
+            .try_with(|r| r.borrow().contains(&me))
+            .unwrap_or(false);
         running && lock(&self.state).owner == Some(thread::current().id())
+    }
+
+    /// This scheduler's address: its entry in [`RUNNING_TASKS`].
+    fn address(&self) -> usize {
+        self as *const SimpleScheduler as usize
     }
 
     /// Waits for a change, no longer than the nearest timer; fires the due
@@ -349,7 +358,7 @@ impl SimpleScheduler {
                 }
             };
             let owner = Ownership(self);
-            run(shared, task);
+            run(self, shared, task);
             drop(owner);
             shared.fire_due_timers();
         }
@@ -388,7 +397,9 @@ impl SimpleScheduler {
         // Spawns from this thread come here, even on the worker thread.
         let _executor = context::enter_executor(shared.clone());
         let owner = self.acquire();
-        let in_task = RUNNING_TASKS.with(|n| n.get() > 0);
+        let in_task = RUNNING_TASKS
+            .try_with(|r| !r.borrow().is_empty())
+            .unwrap_or(false);
         let signal = Arc::new(RootSignal {
             woken: AtomicBool::new(true),
             scheduler: self.clone(),
@@ -406,7 +417,7 @@ impl SimpleScheduler {
             }
             match self.next_for_owner(&signal, shared, in_task) {
                 Next::Task(task) => {
-                    run(shared, task);
+                    run(self, shared, task);
                     shared.fire_due_timers();
                 }
                 Next::Woken => continue,
@@ -540,22 +551,28 @@ impl Drop for Ownership<'_> {
 }
 
 thread_local! {
-    /// How many [`run`]s are under way on this thread (a task's poll may
-    /// call `block_on`, which runs tasks too): whether a `block_on` here
-    /// was called from a task.
-    static RUNNING_TASKS: Cell<u32> = const { Cell::new(0) };
+    /// The [`run`]s under way on this thread, innermost last, each as its
+    /// scheduler's address (a task's poll may call `block_on`, of this
+    /// executor or another, which runs tasks too): whether a `block_on`
+    /// here was called from a task, and whether from one of a given
+    /// scheduler's ([`SimpleScheduler::runs_task_here`]).
+    static RUNNING_TASKS: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Runs one task on this thread, as a worker would.
-fn run(shared: &Shared, task: Runnable) {
+/// Runs one task of `scheduler` on this thread, as a worker would.
+fn run(scheduler: &SimpleScheduler, shared: &Shared, task: Runnable) {
     shared.ext.counters.external.0.count_poll();
-    RUNNING_TASKS.with(|n| n.set(n.get() + 1));
+    let running = RUNNING_TASKS
+        .try_with(|r| r.borrow_mut().push(scheduler.address()))
+        .is_ok();
     // The task's own panics are caught inside its future; this only
     // catches a panic from a destructor that runs after completion.
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| task.run())) {
         crate::task::drop_panic(panic);
     }
-    RUNNING_TASKS.with(|n| n.set(n.get() - 1));
+    if running {
+        let _ = RUNNING_TASKS.try_with(|r| r.borrow_mut().pop());
+    }
     if let Err(panic) = catch_unwind(context::release_finished) {
         crate::task::drop_panic(panic);
     }
