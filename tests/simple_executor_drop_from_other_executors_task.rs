@@ -154,3 +154,43 @@ fn a_drop_from_another_simple_executors_task_waits_too() {
         );
     });
 }
+
+/// The other side: a task of the other executor that runs inside one of
+/// B's own tasks (B's task calls the other's `block_on`) is still inside
+/// that task, whose future is alive and registered: B's drop from there
+/// must not wait for it, as from B's task itself.
+#[test]
+fn a_drop_from_another_executors_task_inside_the_executors_own_task_returns() {
+    within(60, || {
+        let b = support::simple_executor(7);
+        let other = Arc::new(support::simple_executor(8));
+        let slot = Arc::new(Mutex::new(None::<Executor>));
+        let placed = Gate::new();
+        let (in_job, go) = (slot.clone(), placed.clone());
+        let (done, dropped) = mpsc::channel();
+        let job = b.spawn_blocking(move || {
+            fastexec::block_on(async move {
+                fastexec::spawn(async move {
+                    // Registered at its first `Pending` (a yield's).
+                    fastexec::yield_now().await;
+                    go.wait().await;
+                    other.block_on(async move {
+                        fastexec::spawn(async move {
+                            drop(in_job.lock().unwrap().take().expect("placed"));
+                            done.send(()).unwrap();
+                        })
+                        .await
+                        .expect("the other executor's task returned");
+                    });
+                })
+                .detach();
+            });
+        });
+        *slot.lock().unwrap() = Some(b);
+        placed.open();
+        dropped
+            .recv_timeout(TIMEOUT)
+            .expect("the drop from inside B's own task returned");
+        futures::executor::block_on(job).expect("the job finished");
+    });
+}
