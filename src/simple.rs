@@ -413,7 +413,15 @@ impl SimpleScheduler {
                 if let Poll::Ready(output) = root.as_mut().poll(&mut cx) {
                     return output;
                 }
-                continue;
+                // A root that woke itself is polled again at once, unless
+                // the executor has shut down and this is not a task's
+                // `block_on`: a sleep that finds the timer queue closed
+                // asks to be polled again, and only `run_parked` has a
+                // queue of last resort for it (polled here, it would spin
+                // until its deadline).
+                if in_task || !lock(&self.state).shutdown {
+                    continue;
+                }
             }
             match self.next_for_owner(&signal, shared, in_task) {
                 Next::Task(task) => {
@@ -446,12 +454,13 @@ impl SimpleScheduler {
                     return Next::Task(task);
                 }
             }
+            // Before a woken root: `run_parked` polls it first.
+            if state.shutdown && !in_task {
+                return Next::ShutDown;
+            }
             // Acquire: see `block_on`.
             if signal.woken.load(Acquire) {
                 return Next::Woken;
-            }
-            if state.shutdown && !in_task {
-                return Next::ShutDown;
             }
             if state.shutdown {
                 panic!("fastexec: the executor shut down while a task was blocked in block_on");
