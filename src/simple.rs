@@ -30,9 +30,11 @@
 //!   that call `block_on` from several threads lend, and their order is
 //!   not the seed's alone anyway.
 //!
-//! The owner polls the root future first whenever it was woken, and
-//! otherwise takes a task from the highest non-empty priority set, at the
-//! index the generator draws. The generator (SplitMix64) is advanced only by
+//! The owner polls the root future first whenever it was woken, except
+//! right after polling it (a root that wakes itself, yielding until a task
+//! it spawned has run, lets one ready task run in between), and otherwise
+//! takes a task from the highest non-empty priority set, at the index the
+//! generator draws. The generator (SplitMix64) is advanced only by
 //! those draws, so with the same seed, the same program and the same
 //! external events, tasks start in the same order, and every later poll
 //! comes in the same order too (one thread runs them all, one draw per
@@ -413,15 +415,13 @@ impl SimpleScheduler {
                 if let Poll::Ready(output) = root.as_mut().poll(&mut cx) {
                     return output;
                 }
-                // A root that woke itself is polled again at once, unless
-                // the executor has shut down and this is not a task's
-                // `block_on`: a sleep that finds the timer queue closed
-                // asks to be polled again, and only `run_parked` has a
-                // queue of last resort for it (polled here, it would spin
-                // until its deadline).
-                if in_task || !lock(&self.state).shutdown {
-                    continue;
-                }
+                // Then a ready task, if any, before the root's next poll,
+                // even if it woke itself (a root yielding until a task it
+                // spawned has run lets it run); and once the executor has
+                // shut down, `run_parked`, if this is not a task's
+                // `block_on` (a sleep that finds the timer queue closed
+                // asks to be polled again: only `run_parked` has a queue
+                // of last resort).
             }
             match self.next_for_owner(&signal, shared, in_task) {
                 Next::Task(task) => {
