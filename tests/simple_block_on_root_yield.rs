@@ -56,3 +56,42 @@ fn simple_scheduler_nested_root_yielding_lets_its_task_run() {
         });
     });
 }
+
+/// A task's `block_on` whose root yields for ever (waiting for something
+/// that never comes): the executor's drop joins the worker that runs it,
+/// so that `block_on` must end with the shutdown panic, as the crate docs
+/// say, though its root is woken at each poll. Gives the task's outcome.
+fn drop_while_a_tasks_root_yields(executor: Executor) -> Result<(), fastexec::JoinError> {
+    let (started_tx, started) = std::sync::mpsc::channel();
+    let task = executor.spawn(async move {
+        fastexec::block_on(async move {
+            started_tx.send(()).unwrap();
+            loop {
+                fastexec::yield_now().await;
+            }
+        })
+    });
+    started
+        .recv_timeout(support::TIMEOUT)
+        .expect("the task's block_on started");
+    drop(executor);
+    futures::executor::block_on(task)
+}
+
+#[test]
+fn work_stealing_control_at_shutdown() {
+    support::quiet_panics("fastexec: the executor shut down");
+    within(30, || {
+        let err = drop_while_a_tasks_root_yields(support::executor(1)).unwrap_err();
+        assert!(err.is_panic(), "{err:?}");
+    });
+}
+
+#[test]
+fn simple_scheduler_tasks_yielding_root_ends_at_shutdown() {
+    support::quiet_panics("fastexec: the executor shut down");
+    within(30, || {
+        let err = drop_while_a_tasks_root_yields(support::simple_executor(29)).unwrap_err();
+        assert!(err.is_panic(), "{err:?}");
+    });
+}
