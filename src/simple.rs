@@ -411,7 +411,8 @@ impl SimpleScheduler {
         let mut root = pin!(root);
         loop {
             // Acquire: pairs with the Release store in `RootSignal::wake`.
-            if signal.woken.swap(false, Acquire) {
+            let polled = signal.woken.swap(false, Acquire);
+            if polled {
                 if let Poll::Ready(output) = root.as_mut().poll(&mut cx) {
                     return output;
                 }
@@ -423,7 +424,7 @@ impl SimpleScheduler {
                 // asks to be polled again: only `run_parked` has a queue
                 // of last resort).
             }
-            match self.next_for_owner(&signal, shared, in_task) {
+            match self.next_for_owner(&signal, shared, in_task, polled) {
                 Next::Task(task) => {
                     run(self, shared, task);
                     shared.fire_due_timers();
@@ -444,8 +445,17 @@ impl SimpleScheduler {
     /// a `block_on` called from a task (`in_task`: under a [`run`] on this
     /// thread) panics then, as the crate docs say; any other (a blocking
     /// job's, or one nested in such a `block_on`'s root) goes on, and the
-    /// executor's drop waits for that job.
-    fn next_for_owner(&self, signal: &RootSignal, shared: &Shared, in_task: bool) -> Next {
+    /// executor's drop waits for that job. A task's panics once the root,
+    /// just `polled`, is still pending, even if it woke itself (as a task's
+    /// `block_on` does under work stealing): a root yielding for ever would
+    /// keep the thread, which the drop may be joining.
+    fn next_for_owner(
+        &self,
+        signal: &RootSignal,
+        shared: &Shared,
+        in_task: bool,
+        mut polled: bool,
+    ) -> Next {
         let mut state = lock(&self.state);
         loop {
             // After shutdown the ready tasks wait to be dropped, unrun.
@@ -459,7 +469,7 @@ impl SimpleScheduler {
                 return Next::ShutDown;
             }
             // Acquire: see `block_on`.
-            if signal.woken.load(Acquire) {
+            if signal.woken.load(Acquire) && !(state.shutdown && polled) {
                 return Next::Woken;
             }
             if state.shutdown {
@@ -467,6 +477,8 @@ impl SimpleScheduler {
             }
             if state.claims > 0 {
                 state = self.lend_ownership(state, signal, shared);
+                // A root woken meanwhile has not been polled since.
+                polled = false;
                 continue;
             }
             state = self.wait(state, shared);
