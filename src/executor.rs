@@ -34,14 +34,15 @@
 //! polled). The one
 //! exception is a drop run from one of the executor's own tasks: on its
 //! worker, whose thread is not joined, or, under the simple scheduler, on
-//! a `block_on` caller's thread that runs it. It does not wait (its own
-//! future is alive, and a worker's ring, where step 3's wakes on that
-//! thread queue their tasks, is drained when the worker exits). That holds
-//! also inside a `block_on` of another executor, which sets the worker
-//! aside: entering this executor for steps 3 and 4 makes the thread its
-//! worker again, and the drop then drains that worker's ring itself (the
-//! worker would only once that `block_on` returned, and the `block_on`
-//! waits for the tasks its root spawned, ours among them).
+//! a `block_on` caller's thread that runs it. It does not wait, since that
+//! task's own future is alive until the drop returns. Step 3's wakes on a
+//! worker's thread queue their tasks in its ring (also inside a `block_on`
+//! of another executor, which sets the worker aside: entering this
+//! executor for steps 3 and 4 makes the thread its worker again), and the
+//! drop drains that ring itself rather than leave it to the worker's exit,
+//! which comes only after the task running the drop returns: that task
+//! may wait for them first (a group they are in; the `block_on` that set
+//! the worker aside waits for the tasks its root spawned, ours among them).
 //!
 //! Steps 3 and 4 run with the executor as the dropping thread's current
 //! one, so a task spawned by a destructor they run (a future's guard that
@@ -699,10 +700,9 @@ impl Overflow<Runnable> for Shared {
 /// every unfinished task before it returns, including tasks parked on wakers
 /// held elsewhere and tasks that another thread is waking at that moment.
 /// The one exception is a drop made inside one of its own tasks (the task
-/// holds the last `Arc` to its executor, say): that task's future is alive
-/// until the drop returns, and that thread is not joined: if it is one of
-/// the executor's workers, the tasks queued on it are dropped as it exits,
-/// after the drop has returned.
+/// holds the last `Arc` to its executor, say): the future of that task (and
+/// of any task of this executor whose poll is under way beneath it on that
+/// thread, through a nested `block_on`) is alive until the drop returns.
 ///
 /// ```
 /// let executor = fastexec::Executor::builder().threads(2).build().unwrap();
@@ -913,12 +913,14 @@ impl Drop for Executor {
             // runs on some other thread.
             let in_own_task = on_own_worker || self.shared.ext.runs_simple_task_here();
             self.shared.drop_remaining_tasks(!in_own_task);
-            // Those wakes queued the parked tasks in this worker's ring.
-            // Set aside by a `block_on` of another executor, the worker
-            // drains it only after that `block_on` returns, which waits for
-            // the tasks its root spawned, ours included: drained here, they
-            // are dropped now (tasks their destructors spawn come back here).
-            if let Some(worker) = own_worker.filter(|_| !entered) {
+            // Those wakes queued the parked tasks in this worker's ring,
+            // which the worker drains only when it exits, after the task
+            // running this drop returns: a task that waits for them first
+            // (a group they are in; set aside by a `block_on` of another
+            // executor, that `block_on`, which waits for the tasks its root
+            // spawned) would wait for good. Drained here, they are dropped
+            // now (tasks their destructors spawn come back here).
+            if let Some(worker) = own_worker {
                 worker.drain();
             }
         }
