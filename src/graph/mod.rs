@@ -208,13 +208,20 @@
 //!
 //! The clock is read once per task boundary: the reading that ends one
 //! attempt of a batch starts the next, and the one taken under the lock
-//! ends the batch's last attempt and starts the next batch. So the times
-//! in the report stay consistent: durations are never negative, and a
-//! task never starts before its dependencies ended (a dependent is taken
-//! only after its dependency was recorded, with a later reading of the
-//! same monotonic clock). The runner's own work between two attempts
-//! (recording one, dispatching the next: tens of nanoseconds) counts in
-//! one of them.
+//! ends the batch's last attempt and starts the next batch. Inside a
+//! batch the reading is the CPU's tick counter (`rdtsc` on x86_64, a
+//! nanosecond of `Instant` elsewhere), a twentieth of what an `Instant`
+//! costs; the readings under the lock are exact `Instant`s, and the ticks
+//! between two of them become instants by linear interpolation when the
+//! batch is recorded. An attempt with a time limit reads `Instant`s at its
+//! start (and, for a sync body, its end), so that its limit and its record
+//! count from the same readings. So the times in the report stay
+//! consistent: durations are never negative, and a task never starts
+//! before its dependencies ended (a dependent is taken only after its
+//! dependency was recorded, with a later exact reading, and every
+//! interpolated time lies between the exact readings around it). The
+//! runner's own work between two attempts (recording one, dispatching the
+//! next: tens of nanoseconds) counts in one of them.
 //!
 //! Only an attempt that
 //! returns `Pending` (it awaits I/O, a timer, another task) moves to an

@@ -16,6 +16,7 @@ use super::task::{Body, BodyFuture, Refill, TaskBody};
 use super::TaskState;
 use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError};
 use super::{Blocked, SchedulerConfig};
+use crate::time::ticks::{self, Mark, Timeline};
 use crate::time::Sleep;
 
 /// A task graph under construction: add tasks, validate, then run.
@@ -763,12 +764,14 @@ struct Ran<T> {
     node: u32,
     body: Body<T>,
     /// The error boxed: failures are rare, and a `Ran` is moved twice per
-    /// task (72 bytes rather than 88).
+    /// task.
     result: Result<Option<Arc<T>>, Box<TaskError>>,
-    began: Instant,
-    /// The clock reading after it, taken before the next attempt (or at the
-    /// next lock acquisition, for the last of a batch).
-    ended: Option<Instant>,
+    /// Ticks of the batch's [`Timeline`], turned into instants when the
+    /// batch is recorded.
+    began: u64,
+    /// The reading after it, taken before the next attempt (or the mark
+    /// of the next lock acquisition, for the last of a batch).
+    ended: Option<u64>,
 }
 
 /// A runner's attempts: begun and not yet polled, polled to their end and
@@ -792,6 +795,10 @@ struct Batch<T> {
     /// dropped with the batch ([`drop_bodies`]), outside the lock: a runner
     /// whose run has ended leaves.
     late: Vec<Body<T>>,
+    /// The clock of the attempts polled since the last record: ticks per
+    /// attempt, exact marks at the locks around them (see
+    /// [`crate::time::ticks`]).
+    timeline: Timeline,
 }
 
 impl<T> Drop for Batch<T> {
@@ -810,6 +817,7 @@ impl<T> Batch<T> {
                 shared: Arc::clone(shared),
             })),
             late: Vec::new(),
+            timeline: Timeline::default(),
         }
     }
 }
@@ -840,12 +848,13 @@ async fn run_ready<T: Send + Sync + 'static>(mut runner: Member<T>) {
             // read and the lock would otherwise start its next attempt at a
             // stale time, earlier than transitions other runners recorded
             // meanwhile (a task's start before its dependency's end).
-            let now = Instant::now();
+            let now = Mark::now();
             record(&mut core, &mut batch, now, &mut fx);
             let more = if !batch.begun.is_empty() {
                 Some(true)
             } else if budget > 0 {
-                Some(core.next_attempts(now, lane::current(), &mut batch.begun, &mut fx))
+                let lane = lane::current();
+                Some(core.next_attempts(now.instant, lane, &mut batch.begun, &mut fx))
             } else {
                 None
             };
@@ -854,11 +863,7 @@ async fn run_ready<T: Send + Sync + 'static>(mut runner: Member<T>) {
         // Effects carried out (user values dropped, tasks spawned, waiters
         // woken) take time that is not the next attempt's: read again, so
         // that its start and its time limit count from its call.
-        let now = if shared.apply(fx) {
-            Instant::now()
-        } else {
-            now
-        };
+        let now = if shared.apply(fx) { Mark::now() } else { now };
         match more {
             None => {
                 budget = RUNNER_BUDGET;
@@ -875,7 +880,7 @@ async fn run_ready<T: Send + Sync + 'static>(mut runner: Member<T>) {
     runner.disarm();
 }
 
-/// Polls each begun attempt of `batch` (begun at `now`) once, in order,
+/// Polls each begun attempt of `batch` (begun at `start`) once, in order,
 /// into `batch.ran`; those not done move to drivers. It stops after an
 /// attempt that failed, so that the failure is recorded (and, fail-fast,
 /// cancels the rest) before the next attempt starts, as without batches.
@@ -883,26 +888,40 @@ async fn run_ready<T: Send + Sync + 'static>(mut runner: Member<T>) {
 /// go to a task of their own. A plain function taking the caller's context (not an `async fn`):
 /// it spawns [`run_apart`], which calls it, and a recursive `async fn`
 /// would not be provably `Send`.
+///
+/// The clock between attempts is the batch's [`Timeline`]: one tick
+/// reading per attempt boundary (an attempt's end and the next one's
+/// start), turned into instants by [`record`]. An attempt with a time limit
+/// takes exact marks at its start and, if its body is sync, its end, so
+/// that its limit and its record count from the same readings; so does
+/// one whose `tracing` span is made (see [`begin`]).
 fn poll_batch<T: Send + Sync + 'static>(
     shared: &Arc<Shared<T>>,
     batch: &mut Batch<T>,
-    mut now: Instant,
+    start: Mark,
     cx: &mut Context<'_>,
 ) {
-    let began = now;
-    // Made at the second attempt: a batch of one, as a chain's, does no
-    // arithmetic on instants.
-    let mut hand_off_at = None;
-    let mut starts = batch.begun.drain(..);
+    let Batch {
+        begun: to_poll,
+        ran,
+        slot,
+        inputs,
+        timeline,
+        ..
+    } = batch;
+    timeline.start(start);
+    let hand_off_ticks = ticks::ticks_in(HAND_OFF_AFTER);
+    let mut now = start.ticks;
+    let mut starts = to_poll.drain(..);
     let mut first = true;
-    while let Some(start) = starts.next() {
+    while let Some(next) = starts.next() {
         if !first {
-            now = Instant::now();
-            if let Some(last) = batch.ran.last_mut() {
+            now = timeline.tick();
+            if let Some(last) = ran.last_mut() {
                 last.ended.get_or_insert(now);
             }
-            if now > *hand_off_at.get_or_insert_with(|| began + HAND_OFF_AFTER) {
-                let rest = std::iter::once(start).chain(starts).collect();
+            if past_hand_off(timeline, now, hand_off_ticks) {
+                let rest = std::iter::once(next).chain(starts).collect();
                 let apart = Member::new(shared, Role::Apart(rest));
                 shared.scope.spawn(run_apart(apart)).detach();
                 return;
@@ -915,37 +934,73 @@ fn poll_batch<T: Send + Sync + 'static>(
             timeout,
             attempt,
             outputs,
-        } = start;
-        batch.inputs.refill(i, attempt, outputs);
-        let mut began = now;
-        match begin(
-            &*body,
-            &mut batch.inputs,
-            (&mut began, timeout),
-            &mut batch.slot,
-            cx,
-        ) {
+        } = next;
+        inputs.refill(i, attempt, outputs);
+        let (began, begun) = if timeout.is_none() && !spans_wanted() {
+            // No limit to count from the start, no span: the tick will do.
+            let called = panic::catch_unwind(AssertUnwindSafe(|| body.call(inputs, slot, cx)));
+            // (Without a limit, `outcome` reads no instant: the start's
+            // stands in.)
+            (
+                now,
+                outcome(called, &*body, slot, (start.instant, None), None),
+            )
+        } else {
+            let mut began = Mark::now();
+            let begun = begin(&*body, inputs, (&mut began, timeout), slot, cx);
+            (timeline.push(began).ticks, begun)
+        };
+        match begun {
             Begun::Over(result) => {
                 let failed = result.is_err();
-                batch.ran.push(Ran {
+                // A sync body's limit was judged by a reading after it
+                // returned: its record ends no earlier.
+                let ended = timeout.map(|_| timeline.mark().ticks);
+                ran.push(Ran {
                     node: i,
                     body,
                     result: result.map(|out| shared.share(out)).map_err(Box::new),
                     began,
-                    ended: None,
+                    ended,
                 });
                 if failed {
                     // Rare: the rest waits for the failure to be recorded.
                     let rest: Vec<_> = starts.collect();
-                    batch.begun.extend(rest);
+                    to_poll.extend(rest);
                     return;
                 }
             }
             Begun::Pending(attempt) => {
+                // Its driver records it: its start as an instant now,
+                // between the marks so far and one taken now.
+                timeline.mark();
+                let began = timeline.instant_now(began);
                 shared.drive_apart(i, Resume::Attempt(attempt), Some((began, body)));
             }
         }
     }
+}
+
+/// Whether the batch whose timeline this is has run longer than
+/// [`HAND_OFF_AFTER`] at reading `now`: by the ticks (`hand_off_ticks`,
+/// the limit in ticks once their rate is known), confirmed by an exact
+/// mark.
+#[inline]
+fn past_hand_off(timeline: &mut Timeline, now: u64, hand_off_ticks: Option<u64>) -> bool {
+    if let Some(limit) = hand_off_ticks {
+        if now - timeline.first().ticks < limit {
+            return false;
+        }
+    }
+    let began = timeline.first().instant;
+    timeline.mark().instant > began + HAND_OFF_AFTER
+}
+
+/// Whether a subscriber may want an attempt's debug span (one relaxed
+/// load): see [`begin`].
+#[inline(always)]
+fn spans_wanted() -> bool {
+    tracing::level_enabled!(tracing::Level::DEBUG)
 }
 
 /// Runs attempts a runner handed off (see [`poll_batch`]) and records them.
@@ -968,9 +1023,9 @@ async fn run_apart<T: Send + Sync + 'static>(mut apart: Member<T>) {
     }
     let mut batch = Batch::new(shared, begun);
     while !batch.begun.is_empty() {
-        in_context(|cx| poll_batch(shared, &mut batch, Instant::now(), cx)).await;
+        in_context(|cx| poll_batch(shared, &mut batch, Mark::now(), cx)).await;
         let mut fx = Effects::default();
-        record(&mut shared.lock(), &mut batch, Instant::now(), &mut fx);
+        record(&mut shared.lock(), &mut batch, Mark::now(), &mut fx);
         shared.apply(fx);
     }
     apart.disarm();
@@ -983,16 +1038,19 @@ async fn in_context<R>(f: impl FnOnce(&mut Context<'_>) -> R) -> R {
 }
 
 /// Records the attempts a runner polled to their end (the last ended at
-/// `now`): their outputs or failures, and the retries due, and gives their
-/// bodies back. Then drops the begun attempts of tasks that ended meanwhile
-/// (cancelled, or fail-fast after a failure of the batch): they do not
-/// start, their records say they did not run, and their bodies go back to
-/// be retired (or, if the run has ended, to the batch, see
-/// [`Batch::late`]).
-fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Instant, fx: &mut Effects<T>) {
+/// `now`, which closes the batch's timeline): their outputs or failures,
+/// and the retries due, and gives their bodies back. Then drops the begun
+/// attempts of tasks that ended meanwhile (cancelled, or fail-fast after a
+/// failure of the batch): they do not start, their records say they did
+/// not run, and their bodies go back to be retired (or, if the run has
+/// ended, to the batch, see [`Batch::late`]).
+fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Mark, fx: &mut Effects<T>) {
     if !batch.ran.is_empty() {
+        let mut at = batch.timeline.instants(now);
         for r in batch.ran.drain(..) {
-            let times = (r.began, r.ended.unwrap_or(now));
+            // In the order read: `at` only goes forward.
+            let began = at.at(r.began);
+            let times = (began, r.ended.map_or(now.instant, |t| at.at(t)));
             if let Some(delay) = core.attempt_ran(r.node, r.body, times, r.result, fx) {
                 fx.retries.push((r.node, times.1, delay));
             }
@@ -1039,17 +1097,17 @@ fn keep_late<T>(core: &mut Core<T>, batch: &mut Batch<T>) {
 fn begin<T: Send + Sync + 'static>(
     body: &dyn TaskBody<T>,
     inputs: &mut Inputs<T>,
-    (began, timeout): (&mut Instant, Option<Duration>),
+    (began, timeout): (&mut Mark, Option<Duration>),
     slot: &mut Option<BodyFuture<T>>,
     cx: &mut Context<'_>,
 ) -> Begun<T> {
     // With no subscriber that could want a debug span (one relaxed load),
     // no span is made, kept or dropped: the plain path holds none at all.
-    if tracing::level_enabled!(tracing::Level::DEBUG) {
+    if spans_wanted() {
         return begin_in_span(body, inputs, (began, timeout), slot, cx);
     }
     let called = panic::catch_unwind(AssertUnwindSafe(|| body.call(inputs, slot, cx)));
-    outcome(called, body, slot, (*began, timeout), None)
+    outcome(called, body, slot, (began.instant, timeout), None)
 }
 
 /// [`begin`] when a subscriber may want the attempt's `tracing` span: the
@@ -1059,14 +1117,14 @@ fn begin<T: Send + Sync + 'static>(
 fn begin_in_span<T: Send + Sync + 'static>(
     body: &dyn TaskBody<T>,
     inputs: &mut Inputs<T>,
-    (began, timeout): (&mut Instant, Option<Duration>),
+    (began, timeout): (&mut Mark, Option<Duration>),
     slot: &mut Option<BodyFuture<T>>,
     cx: &mut Context<'_>,
 ) -> Begun<T> {
     let span = tracing::debug_span!("graph_task", id = %inputs.task_id(), attempt = inputs.attempt);
     let span = Some(span).filter(|s| !s.is_disabled()).map(Box::new);
-    *began = Instant::now();
-    let limit = (*began, timeout);
+    *began = Mark::now();
+    let limit = (began.instant, timeout);
     let mut call = || panic::catch_unwind(AssertUnwindSafe(|| body.call(inputs, slot, cx)));
     let called = match span.as_deref() {
         Some(span) => span.in_scope(call),
@@ -1176,8 +1234,8 @@ async fn drive_node<T: Send + Sync + 'static>(
                     let (now, begun) = {
                         let mut core = shared.lock();
                         // Under the lock, as in `run_ready`.
-                        let now = Instant::now();
-                        (now, core.retry_attempt(i, now, lane::current()))
+                        let now = Mark::now();
+                        (now, core.retry_attempt(i, now.instant, lane::current()))
                     };
                     match begun {
                         Retry::Start(start) => break (now, start),
@@ -1205,7 +1263,7 @@ async fn drive_node<T: Send + Sync + 'static>(
                 // Given back before the attempt can end (see
                 // `Shared::drive_apart`), with when its body was called: a
                 // retry cancelled before that did not run.
-                shared.give_back(i, body, Some(began));
+                shared.give_back(i, body, Some(began.instant));
                 let result = match begun {
                     Begun::Over(result) => result,
                     Begun::Pending(attempt) => attempt.await,

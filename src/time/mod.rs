@@ -72,6 +72,7 @@
 
 pub(crate) mod driver;
 pub(crate) mod queue;
+pub(crate) mod ticks;
 
 use std::fmt;
 use std::future::{Future, IntoFuture};

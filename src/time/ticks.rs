@@ -1,0 +1,370 @@
+//! A cheap clock for timing many short things on one thread: raw ticks of
+//! the CPU's time-stamp counter, turned into [`Instant`]s afterwards by
+//! interpolating between exact readings ([`Mark`]s) taken around them.
+//!
+//! # Why
+//!
+//! A graph run times every attempt of every task. `Instant::now` is a vDSO
+//! `clock_gettime`: it orders the counter read with a fence, reads the
+//! kernel's scale under a sequence lock and converts. On the machines we
+//! measured it costs 20–29 ns, a quarter of a small task's time in a graph
+//! run; `rdtsc` alone, in the middle of other work, costs almost nothing
+//! (BENCHMARKS.md, "A tick clock for attempts").
+//!
+//! # Protocol
+//!
+//! A [`Timeline`] belongs to one thread's sequence of work (a runner's
+//! batch). It starts at an exact [`Mark`] (an `Instant` and the ticks read
+//! right after it); in between, [`Timeline::tick`] reads ticks only, and
+//! [`Timeline::mark`] an exact mark where one is needed at once (a time
+//! limit, a hand-off). [`Timeline::instants`] closes it with a last exact
+//! mark and converts each tick reading, in order, by linear interpolation
+//! between the two marks around it. So:
+//!
+//! * no calibration and no drift: every segment is scaled by its own two
+//!   exact readings, and a mark converts to its own `Instant`;
+//! * a converted reading never falls outside the marks around it: readings
+//!   stay ordered with every `Instant` taken before the first mark or after
+//!   the last (a task's start after its dependency's end, recorded under
+//!   the same lock);
+//! * readings are clamped to never go back (a thread moved to a core whose
+//!   counter lags, on machines without synchronised counters), and
+//!   interpolation is monotone, so converted instants never go back either.
+//!
+//! What it cannot promise is where inside a segment a reading lands if the
+//! counter does not tick at a constant rate (CPUs without an invariant
+//! counter, none made since about 2008): the instants stay between the
+//! marks, ordered, but their spacing follows the counter.
+//!
+//! Elsewhere than on x86_64 (and under Miri), a tick is a nanosecond since
+//! a base instant, read with `Instant::now`: the same protocol, at the cost
+//! of the exact clock.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+/// Reads the tick counter: on x86_64, the time-stamp counter (not ordered
+/// with the instructions around it: a reading may be taken a few cycles
+/// early or late, which a task's record does not notice).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[inline(always)]
+pub(crate) fn read() -> u64 {
+    // SAFETY: `rdtsc` only copies the time-stamp counter into two
+    // registers: it reads and writes no memory and has no precondition on
+    // the program's state. (An OS may forbid it in user mode, CR4.TSD, as
+    // Linux does for a process that asked with `prctl(PR_SET_TSC)`; the
+    // instruction then faults, which ends the process with a signal: no
+    // memory is touched either way.)
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// Reads the tick counter: nanoseconds since the first reading in this
+/// process, where no cheap counter is at hand.
+#[cfg(not(all(target_arch = "x86_64", not(miri))))]
+#[inline]
+pub(crate) fn read() -> u64 {
+    static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let base = *BASE.get_or_init(Instant::now);
+    u64::try_from(base.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Ticks per 2^20 ns (about a millisecond), learnt from the first
+/// timeline that spanned [`LEARN_AFTER`] (0 until then). Only a hint for
+/// turning a duration into ticks ([`ticks_in`]); conversions never use it.
+/// Written once, then only read: no line moves between cores for it.
+/// Relaxed: it publishes nothing but its own value.
+static TICKS_PER_2_20_NS: AtomicU64 = AtomicU64::new(0);
+
+/// How long a timeline (in one or several segments) must have run before
+/// its rate is taken as [`TICKS_PER_2_20_NS`]: long enough that the few
+/// nanoseconds between an `Instant` and its ticks are noise.
+const LEARN_AFTER: Duration = Duration::from_micros(20);
+
+/// About how many ticks `d` lasts, once known (see [`TICKS_PER_2_20_NS`]):
+/// for a check that an exact reading then confirms, such as "has this
+/// batch run for 50 µs yet?".
+#[inline]
+pub(crate) fn ticks_in(d: Duration) -> Option<u64> {
+    if cfg!(not(all(target_arch = "x86_64", not(miri)))) {
+        // Ticks are nanoseconds.
+        return Some(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    }
+    match TICKS_PER_2_20_NS.load(Relaxed) {
+        0 => None,
+        rate => Some(u64::try_from((d.as_nanos() * u128::from(rate)) >> 20).unwrap_or(u64::MAX)),
+    }
+}
+
+/// Learns the tick rate from `ticks` counted over `span`, if not known yet.
+fn learn(span: Duration, ticks: u64) {
+    if span < LEARN_AFTER || TICKS_PER_2_20_NS.load(Relaxed) != 0 {
+        return;
+    }
+    let rate = (u128::from(ticks) << 20) / span.as_nanos().max(1);
+    if let Ok(rate @ 1..) = u64::try_from(rate) {
+        TICKS_PER_2_20_NS.store(rate, Relaxed);
+    }
+}
+
+/// An exact reading: an `Instant` and the ticks read right after it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Mark {
+    pub(crate) instant: Instant,
+    pub(crate) ticks: u64,
+}
+
+impl Mark {
+    /// Reads both clocks.
+    #[inline]
+    pub(crate) fn now() -> Mark {
+        let instant = Instant::now();
+        Mark {
+            instant,
+            ticks: read(),
+        }
+    }
+}
+
+/// Tick readings of one thread's sequence of work, between exact marks
+/// (see the module docs). Reused: [`Timeline::start`] empties it.
+#[derive(Debug, Default)]
+pub(crate) struct Timeline {
+    /// The exact marks so far, in order (the first is the start).
+    marks: Vec<Mark>,
+    /// The latest reading, which the next may not go below.
+    last: u64,
+    /// Time and ticks over this timeline's past runs, until the rate is
+    /// learnt (see [`learn`]).
+    seen: (Duration, u64),
+}
+
+impl Timeline {
+    /// Starts a new run of readings at `mark`, forgetting the last run's.
+    #[inline]
+    pub(crate) fn start(&mut self, mark: Mark) {
+        self.marks.clear();
+        self.marks.push(mark);
+        self.last = mark.ticks;
+    }
+
+    /// The start of this run.
+    #[inline]
+    pub(crate) fn first(&self) -> Mark {
+        self.marks[0]
+    }
+
+    /// Reads the ticks, never below the last reading.
+    #[inline]
+    pub(crate) fn tick(&mut self) -> u64 {
+        self.last = self.last.max(read());
+        self.last
+    }
+
+    /// Takes an exact mark now and keeps it for the conversion.
+    #[inline]
+    pub(crate) fn mark(&mut self) -> Mark {
+        self.push(Mark::now())
+    }
+
+    /// Keeps `mark`, taken by the caller after every reading so far, and
+    /// gives it as kept (its ticks not below the last reading).
+    #[inline]
+    pub(crate) fn push(&mut self, mut mark: Mark) -> Mark {
+        mark.ticks = mark.ticks.max(self.last);
+        self.last = mark.ticks;
+        self.marks.push(mark);
+        mark
+    }
+
+    /// The instant of `ticks`, a reading of this run, interpolated from
+    /// the marks so far: for a time needed before the run ends (its last
+    /// mark must have been taken after the reading).
+    pub(crate) fn instant_now(&self, ticks: u64) -> Instant {
+        Instants::new(&self.marks).at(ticks)
+    }
+
+    /// Ends this run at `end` (an exact mark taken after every reading)
+    /// and gives the converter of its readings, to be asked in the order
+    /// they were read.
+    #[inline]
+    pub(crate) fn instants(&mut self, end: Mark) -> Instants<'_> {
+        self.push(end);
+        if TICKS_PER_2_20_NS.load(Relaxed) == 0 {
+            self.learn_from_run();
+        }
+        Instants::new(&self.marks)
+    }
+
+    /// Adds this run's time and ticks to what it has seen, and learns the
+    /// rate once that is long enough (see [`learn`]).
+    #[cold]
+    fn learn_from_run(&mut self) {
+        let (first, end) = (self.marks[0], self.marks[self.marks.len() - 1]);
+        self.seen.0 += end.instant.saturating_duration_since(first.instant);
+        self.seen.1 = self.seen.1.saturating_add(end.ticks - first.ticks);
+        learn(self.seen.0, self.seen.1);
+    }
+}
+
+/// Converts the readings of a [`Timeline`] run, asked in the order read.
+/// A reading in the segment between marks `a` and `b` (its ticks at least
+/// `a`'s, below `b`'s) is `a` plus its ticks past `a` times the segment's
+/// nanoseconds per tick: one multiplication, the factor made once per
+/// segment. Consecutive asks for one reading (an attempt's end is the next
+/// one's start) convert it once.
+pub(crate) struct Instants<'a> {
+    marks: &'a [Mark],
+    /// The segment's first mark, by index.
+    a: usize,
+    /// Where the segment ends: the next mark's ticks (`u64::MAX` past the
+    /// last mark, whose instant every later reading gets).
+    b_ticks: u64,
+    /// The segment's nanoseconds per tick, times 2^32.
+    ns_per_tick: u64,
+    /// The reading asked last, and its instant.
+    last: (u64, Instant),
+}
+
+impl<'a> Instants<'a> {
+    fn new(marks: &'a [Mark]) -> Self {
+        let mut at = Instants {
+            marks,
+            a: 0,
+            b_ticks: 0,
+            ns_per_tick: 0,
+            last: (marks[0].ticks, marks[0].instant),
+        };
+        at.enter(0);
+        at
+    }
+
+    /// Makes the segment starting at mark `a` current.
+    fn enter(&mut self, a: usize) {
+        self.a = a;
+        let Some(b) = self.marks.get(a + 1) else {
+            self.b_ticks = u64::MAX;
+            self.ns_per_tick = 0;
+            return;
+        };
+        let start = self.marks[a];
+        self.b_ticks = b.ticks;
+        let span = b
+            .instant
+            .saturating_duration_since(start.instant)
+            .as_nanos();
+        // No ticks between the marks: no reading lands in the segment.
+        let factor = (span << 32).checked_div(u128::from(b.ticks - start.ticks));
+        // A factor past u64 would be more than 4 s per tick: no clock.
+        self.ns_per_tick = factor.map_or(0, |f| u64::try_from(f).unwrap_or(u64::MAX));
+    }
+
+    /// The instant of reading `ticks`, not earlier than the one asked
+    /// before.
+    #[inline]
+    pub(crate) fn at(&mut self, ticks: u64) -> Instant {
+        if ticks == self.last.0 {
+            return self.last.1;
+        }
+        while ticks >= self.b_ticks && self.a + 1 < self.marks.len() {
+            self.enter(self.a + 1);
+        }
+        let start = self.marks[self.a];
+        // Below the segment's ticks (asked out of order): its start.
+        let past = ticks.saturating_sub(start.ticks);
+        // `past` is below the segment's ticks and the factor rounded down,
+        // so this stays below the segment's span: no overflow, and the
+        // next mark is not passed.
+        let ns = (u128::from(past) * u128::from(self.ns_per_tick)) >> 32;
+        let instant = start.instant + Duration::from_nanos(ns as u64);
+        self.last = (ticks, instant);
+        instant
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mark(at: Instant, ns: u64, ticks: u64) -> Mark {
+        Mark {
+            instant: at + Duration::from_nanos(ns),
+            ticks,
+        }
+    }
+
+    #[test]
+    fn readings_between_marks_are_interpolated_and_marks_are_exact() {
+        let t0 = Instant::now();
+        let mut line = Timeline::default();
+        line.start(mark(t0, 0, 1_000));
+        line.push(mark(t0, 1_000, 3_000));
+        let mut at = line.instants(mark(t0, 1_100, 3_100));
+        assert_eq!(at.at(1_000), t0);
+        assert_eq!(at.at(2_000), t0 + Duration::from_nanos(500));
+        assert_eq!(at.at(3_000), t0 + Duration::from_nanos(1_000));
+        assert_eq!(at.at(3_050), t0 + Duration::from_nanos(1_050));
+        assert_eq!(at.at(3_100), t0 + Duration::from_nanos(1_100));
+        // Past the last mark: the last mark.
+        assert_eq!(at.at(9_999), t0 + Duration::from_nanos(1_100));
+        assert_eq!(at.at(u64::MAX), t0 + Duration::from_nanos(1_100));
+    }
+
+    #[test]
+    fn a_reading_never_leaves_its_segment_nor_goes_back() {
+        let t0 = Instant::now();
+        let mut line = Timeline::default();
+        line.start(mark(t0, 0, 10));
+        let mut at = line.instants(mark(t0, 7, 13));
+        let got: Vec<Instant> = [0, 10, 11, 12, 13, 14].map(|t| at.at(t)).to_vec();
+        assert!(got.windows(2).all(|w| w[0] <= w[1]), "{got:?}");
+        assert!(got
+            .iter()
+            .all(|&i| t0 <= i && i <= t0 + Duration::from_nanos(7)));
+    }
+
+    #[test]
+    fn marks_with_no_ticks_between_them_convert_to_a_mark() {
+        let t0 = Instant::now();
+        let mut line = Timeline::default();
+        line.start(mark(t0, 0, 5));
+        let mut at = line.instants(mark(t0, 40, 5));
+        let got = at.at(5);
+        assert!(got == t0 || got == t0 + Duration::from_nanos(40));
+    }
+
+    #[test]
+    fn real_readings_convert_in_order_within_their_marks() {
+        let mut line = Timeline::default();
+        let start = Mark::now();
+        line.start(start);
+        let mut readings = Vec::new();
+        for n in 0..1_000 {
+            readings.push(line.tick());
+            if n % 300 == 0 {
+                readings.push(line.mark().ticks);
+            }
+        }
+        let end = Mark::now();
+        let mut at = line.instants(end);
+        let got: Vec<Instant> = readings.iter().map(|&t| at.at(t)).collect();
+        assert!(got.windows(2).all(|w| w[0] <= w[1]));
+        assert!(got.iter().all(|&i| start.instant <= i && i <= end.instant));
+    }
+
+    #[test]
+    fn a_duration_in_ticks_is_known_once_a_run_long_enough_was_seen() {
+        let mut line = Timeline::default();
+        let start = Mark::now();
+        line.start(start);
+        let end = loop {
+            let end = Mark::now();
+            if end.instant - start.instant >= LEARN_AFTER {
+                break end;
+            }
+        };
+        let _ = line.instants(end);
+        let ticks = ticks_in(Duration::from_millis(1)).expect("learnt");
+        assert!(ticks > 0);
+        assert!(ticks_in(Duration::from_millis(2)).unwrap() >= ticks);
+    }
+}
