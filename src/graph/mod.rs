@@ -213,7 +213,8 @@
 //! nanosecond of `Instant` elsewhere), a twentieth of what an `Instant`
 //! costs; the readings under the lock are exact `Instant`s, and the ticks
 //! between two of them become instants by linear interpolation when the
-//! batch is recorded. An attempt with a time limit reads `Instant`s at its
+//! batch is recorded (within tens of nanoseconds of what an `Instant`
+//! would have read). An attempt with a time limit reads `Instant`s at its
 //! start (and, for a sync body, its end), so that its limit and its record
 //! count from the same readings. So the times in the report stay
 //! consistent: durations are never negative, and a task never starts

@@ -64,7 +64,12 @@ pub struct Attempt {
     pub task: TaskId,
     /// 1 for the first attempt.
     pub number: u32,
-    /// When the attempt started.
+    /// When the attempt started. Times inside a runner's batch are read
+    /// from the CPU's tick counter and turned into instants between exact
+    /// `Instant` readings (see "How a run executes" in the
+    /// [module docs](super)): they keep their order with every other time
+    /// of the run, and are within tens of nanoseconds of an `Instant` the
+    /// body itself would read at that moment.
     pub start: Duration,
     /// When it ended (`None` while running). For a cancelled attempt, the
     /// cancel (or the return of its body's call, if earlier), though a

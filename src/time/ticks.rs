@@ -14,15 +14,17 @@
 //! # Protocol
 //!
 //! A [`Timeline`] belongs to one thread's sequence of work (a runner's
-//! batch). It starts at an exact [`Mark`] (an `Instant` and the ticks read
-//! right after it); in between, [`Timeline::tick`] reads ticks only, and
+//! batch). It starts at an exact [`Mark`] (an `Instant` and the ticks at
+//! the same moment, within tens of nanoseconds); in between, [`Timeline::tick`] reads ticks only, and
 //! [`Timeline::mark`] an exact mark where one is needed at once (a time
 //! limit, a hand-off). [`Timeline::instants`] closes it with a last exact
 //! mark and converts each tick reading, in order, by linear interpolation
 //! between the two marks around it. So:
 //!
 //! * no calibration and no drift: every segment is scaled by its own two
-//!   exact readings, and a mark converts to its own `Instant`;
+//!   exact readings, and a mark converts to its own `Instant`; a reading
+//!   between marks converts to within half a mark's bracket (tens of
+//!   nanoseconds) of the `Instant` it would have read (see [`Mark::now`]);
 //! * a converted reading never falls outside the marks around it: readings
 //!   stay ordered with every `Instant` taken before the first mark or after
 //!   the last (a task's start after its dependency's end, recorded under
@@ -106,22 +108,76 @@ fn learn(span: Duration, ticks: u64) {
     }
 }
 
-/// An exact reading: an `Instant` and the ticks read right after it.
+/// An exact reading: an `Instant` and the ticks at the same moment, as
+/// nearly as they can be paired (see [`Mark::now`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Mark {
     pub(crate) instant: Instant,
     pub(crate) ticks: u64,
 }
 
+/// The narrowest bracket of ticks around an `Instant::now` seen so far
+/// (see [`Mark::now`]); `u64::MAX` until the first. Written only when a
+/// narrower one is seen, so rarely after the first marks. Relaxed: it
+/// publishes nothing but its own value.
+static NARROWEST: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// How many times [`Mark::now`] reads at most, looking for a bracket no
+/// wider than [`WIDE`] times the narrowest.
+const TRIES: usize = 4;
+
+/// A bracket wider than this many times the narrowest was interrupted.
+const WIDE: u64 = 4;
+
 impl Mark {
-    /// Reads both clocks.
+    /// Reads both clocks: the ticks before and after an `Instant::now`,
+    /// paired with the middle of the two. The `Instant` reads the counter
+    /// somewhere between them, so the pairing is off by at most half
+    /// their distance (tens of nanoseconds). A thread interrupted inside
+    /// the bracket (preempted, or an interrupt handled) would pair the
+    /// instant with ticks far from its own, and shift every reading
+    /// interpolated from the mark: such a bracket, much wider than the
+    /// narrowest seen, is read again, up to [`TRIES`] times in all (the
+    /// narrowest is kept).
     #[inline]
     pub(crate) fn now() -> Mark {
-        let instant = Instant::now();
-        Mark {
-            instant,
-            ticks: read(),
+        let (mut mark, mut width) = Self::bracket();
+        let narrowest = NARROWEST.load(Relaxed);
+        if width > narrowest.saturating_mul(WIDE) {
+            (mark, width) = Self::narrower(mark, width, narrowest);
         }
+        if width < narrowest {
+            NARROWEST.store(width, Relaxed);
+        }
+        mark
+    }
+
+    /// One reading: the mark and the width of its bracket, in ticks.
+    #[inline(always)]
+    fn bracket() -> (Mark, u64) {
+        let before = read();
+        let instant = Instant::now();
+        let after = read().max(before);
+        let width = after - before;
+        let ticks = before + width / 2;
+        (Mark { instant, ticks }, width)
+    }
+
+    /// [`Mark::now`] after a wide bracket: reads again until one is narrow
+    /// enough, or [`TRIES`] in all were read; gives the narrowest.
+    #[cold]
+    #[inline(never)]
+    fn narrower(mut mark: Mark, mut width: u64, narrowest: u64) -> (Mark, u64) {
+        for _ in 1..TRIES {
+            let (again, w) = Self::bracket();
+            if w < width {
+                (mark, width) = (again, w);
+            }
+            if width <= narrowest.saturating_mul(WIDE) {
+                break;
+            }
+        }
+        (mark, width)
     }
 }
 
