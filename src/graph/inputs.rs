@@ -111,8 +111,18 @@ impl<T> Inputs<T> {
     pub(crate) fn refill(&mut self, node: u32, attempt: u32, outputs: Outputs<T>) {
         self.node = node;
         self.attempt = attempt;
-        self.outputs = outputs;
-        self.names.take();
+        if let (Outputs::Unit(len), Outputs::Unit(new)) = (&mut self.outputs, &outputs) {
+            // A unit-like `T`'s every attempt. `Unit` owns nothing:
+            // forgetting it spares a call to the outputs' drop glue.
+            *len = *new;
+            std::mem::forget(outputs);
+        } else {
+            self.outputs = outputs;
+        }
+        // Most bodies never ask for their ids: a load, not a take.
+        if self.names.get().is_some() {
+            self.names.take();
+        }
     }
 
     /// Inputs of this attempt of its own, for an async body's future to
