@@ -842,13 +842,16 @@ async fn run_ready<T: Send + Sync + 'static>(mut runner: Member<T>) {
             runner_here: batch.begun.is_empty() && budget > 0,
             ..Effects::default()
         };
-        let (now, more) = {
+        let (now, precise, more) = {
             let mut core = shared.lock();
             // Read under the lock: a runner descheduled between a clock
             // read and the lock would otherwise start its next attempt at a
             // stale time, earlier than transitions other runners recorded
-            // meanwhile (a task's start before its dependency's end).
-            let now = Mark::now();
+            // meanwhile (a task's start before its dependency's end). A
+            // close pairing of ticks and instant costs two more tick
+            // reads: only if the batch ending here needs it.
+            let precise = batch.timeline.interpolates();
+            let now = if precise { Mark::now() } else { Mark::coarse() };
             record(&mut core, &mut batch, now, &mut fx);
             let more = if !batch.begun.is_empty() {
                 Some(true)
@@ -858,12 +861,19 @@ async fn run_ready<T: Send + Sync + 'static>(mut runner: Member<T>) {
             } else {
                 None
             };
-            (now, more)
+            (now, precise, more)
         };
         // Effects carried out (user values dropped, tasks spawned, waiters
         // woken) take time that is not the next attempt's: read again, so
-        // that its start and its time limit count from its call.
-        let now = if shared.apply(fx) { Mark::now() } else { now };
+        // that its start and its time limit count from its call. (Read
+        // again also if the readings of the batch starting here will be
+        // interpolated against its start, and that was read coarsely: a
+        // later reading is never stale.)
+        let now = if shared.apply(fx) || (batch.begun.len() > 1 && !precise) {
+            Mark::now()
+        } else {
+            now
+        };
         match more {
             None => {
                 budget = RUNNER_BUDGET;
@@ -910,7 +920,9 @@ fn poll_batch<T: Send + Sync + 'static>(
         ..
     } = batch;
     timeline.start(start);
-    let hand_off_ticks = ticks::ticks_in(HAND_OFF_AFTER);
+    // Made at the second attempt: a batch of one, as a chain's, asks for
+    // no tick reading and no hand-off.
+    let mut hand_off_ticks = None;
     let mut now = start.ticks;
     let mut starts = to_poll.drain(..);
     let mut first = true;
@@ -920,7 +932,8 @@ fn poll_batch<T: Send + Sync + 'static>(
             if let Some(last) = ran.last_mut() {
                 last.ended.get_or_insert(now);
             }
-            if past_hand_off(timeline, now, hand_off_ticks) {
+            let limit = *hand_off_ticks.get_or_insert_with(|| ticks::ticks_in(HAND_OFF_AFTER));
+            if past_hand_off(timeline, now, limit) {
                 let rest = std::iter::once(next).chain(starts).collect();
                 let apart = Member::new(shared, Role::Apart(rest));
                 shared.scope.spawn(run_apart(apart)).detach();
@@ -1049,8 +1062,7 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Mark, fx: &mut Effec
         let mut at = batch.timeline.instants(now);
         for r in batch.ran.drain(..) {
             // In the order read: `at` only goes forward.
-            let began = at.at(r.began);
-            let times = (began, r.ended.map_or(now.instant, |t| at.at(t)));
+            let times = (at.at(r.began), r.ended.map_or(now.instant, |t| at.at(t)));
             if let Some(delay) = core.attempt_ran(r.node, r.body, times, r.result, fx) {
                 fx.retries.push((r.node, times.1, delay));
             }

@@ -152,6 +152,19 @@ impl Mark {
         mark
     }
 
+    /// Reads both clocks for a mark that no reading will be interpolated
+    /// against (a batch of one attempt starts and ends at marks): the
+    /// ticks after the `Instant`, unbracketed, so off by the `Instant`'s
+    /// own cost, or by an interruption.
+    #[inline]
+    pub(crate) fn coarse() -> Mark {
+        let instant = Instant::now();
+        Mark {
+            instant,
+            ticks: read(),
+        }
+    }
+
     /// One reading: the mark and the width of its bracket, in ticks.
     #[inline(always)]
     fn bracket() -> (Mark, u64) {
@@ -189,6 +202,9 @@ pub(crate) struct Timeline {
     marks: Vec<Mark>,
     /// The latest reading, which the next may not go below.
     last: u64,
+    /// Whether this run has a tick reading that is no mark (see
+    /// [`Timeline::interpolates`]).
+    ticked: bool,
     /// Time and ticks over this timeline's past runs, until the rate is
     /// learnt (see [`learn`]).
     seen: (Duration, u64),
@@ -201,6 +217,15 @@ impl Timeline {
         self.marks.clear();
         self.marks.push(mark);
         self.last = mark.ticks;
+        self.ticked = false;
+    }
+
+    /// Whether a reading of this run will be interpolated between marks:
+    /// then the marks around it must pair their ticks and instant closely
+    /// ([`Mark::now`], not [`Mark::coarse`]).
+    #[inline]
+    pub(crate) fn interpolates(&self) -> bool {
+        self.ticked
     }
 
     /// The start of this run.
@@ -212,6 +237,7 @@ impl Timeline {
     /// Reads the ticks, never below the last reading.
     #[inline]
     pub(crate) fn tick(&mut self) -> u64 {
+        self.ticked = true;
         self.last = self.last.max(read());
         self.last
     }
@@ -236,82 +262,85 @@ impl Timeline {
     /// the marks so far: for a time needed before the run ends (its last
     /// mark must have been taken after the reading).
     pub(crate) fn instant_now(&self, ticks: u64) -> Instant {
-        Instants::new(&self.marks).at(ticks)
+        let (&last, before) = self.marks.split_last().expect("a run starts at a mark");
+        Instants::new(before, last).at(ticks)
     }
 
     /// Ends this run at `end` (an exact mark taken after every reading)
     /// and gives the converter of its readings, to be asked in the order
     /// they were read.
     #[inline]
-    pub(crate) fn instants(&mut self, end: Mark) -> Instants<'_> {
-        self.push(end);
-        if TICKS_PER_2_20_NS.load(Relaxed) == 0 {
-            self.learn_from_run();
+    pub(crate) fn instants(&mut self, mut end: Mark) -> Instants<'_> {
+        end.ticks = end.ticks.max(self.last);
+        // Only from marks that pair closely (see `interpolates`).
+        if self.ticked && TICKS_PER_2_20_NS.load(Relaxed) == 0 {
+            self.learn_from_run(end);
         }
-        Instants::new(&self.marks)
+        Instants::new(&self.marks, end)
     }
 
-    /// Adds this run's time and ticks to what it has seen, and learns the
-    /// rate once that is long enough (see [`learn`]).
+    /// Adds this run's time and ticks (up to `end`) to what it has seen,
+    /// and learns the rate once that is long enough (see [`learn`]).
     #[cold]
-    fn learn_from_run(&mut self) {
-        let (first, end) = (self.marks[0], self.marks[self.marks.len() - 1]);
+    fn learn_from_run(&mut self, end: Mark) {
+        let first = self.marks[0];
         self.seen.0 += end.instant.saturating_duration_since(first.instant);
         self.seen.1 = self.seen.1.saturating_add(end.ticks - first.ticks);
         learn(self.seen.0, self.seen.1);
     }
 }
 
-/// Converts the readings of a [`Timeline`] run, asked in the order read.
-/// A reading in the segment between marks `a` and `b` (its ticks at least
-/// `a`'s, below `b`'s) is `a` plus its ticks past `a` times the segment's
-/// nanoseconds per tick: one multiplication, the factor made once per
-/// segment. Consecutive asks for one reading (an attempt's end is the next
-/// one's start) convert it once.
+/// Converts the readings of a [`Timeline`] run, asked in the order read:
+/// the marks `marks`, then `end`. A reading in the segment between marks
+/// `a` and `b` (its ticks at least `a`'s, below `b`'s) is `a` plus its
+/// ticks past `a` times the segment's nanoseconds per tick: one
+/// multiplication, the factor made once per segment. Consecutive asks for
+/// one reading (an attempt's end is the next one's start) convert it once.
+/// A run of one attempt (a chain's) reads only its first mark and its
+/// end: no segment is entered and nothing is divided.
 pub(crate) struct Instants<'a> {
     marks: &'a [Mark],
-    /// The segment's first mark, by index.
+    end: Mark,
+    /// The current segment's first mark, by index (`marks.len()`: the end,
+    /// whose instant every later reading gets).
     a: usize,
-    /// Where the segment ends: the next mark's ticks (`u64::MAX` past the
-    /// last mark, whose instant every later reading gets).
-    b_ticks: u64,
-    /// The segment's nanoseconds per tick, times 2^32.
-    ns_per_tick: u64,
+    /// The current segment, once a reading inside it asked for it (a run
+    /// whose readings are all marks makes none).
+    segment: Option<Segment>,
     /// The reading asked last, and its instant.
     last: (u64, Instant),
 }
 
+/// A segment between two marks, `a` and the next, made ready to convert
+/// the readings inside it.
+#[derive(Clone, Copy)]
+struct Segment {
+    a: Mark,
+    /// The next mark's ticks.
+    b_ticks: u64,
+    /// Nanoseconds per tick, times 2^32.
+    ns_per_tick: u64,
+}
+
 impl<'a> Instants<'a> {
-    fn new(marks: &'a [Mark]) -> Self {
-        let mut at = Instants {
+    #[inline]
+    fn new(marks: &'a [Mark], end: Mark) -> Self {
+        Instants {
             marks,
+            end,
             a: 0,
-            b_ticks: 0,
-            ns_per_tick: 0,
+            segment: None,
             last: (marks[0].ticks, marks[0].instant),
-        };
-        at.enter(0);
-        at
+        }
     }
 
-    /// Makes the segment starting at mark `a` current.
-    fn enter(&mut self, a: usize) {
-        self.a = a;
-        let Some(b) = self.marks.get(a + 1) else {
-            self.b_ticks = u64::MAX;
-            self.ns_per_tick = 0;
-            return;
-        };
-        let start = self.marks[a];
-        self.b_ticks = b.ticks;
-        let span = b
-            .instant
-            .saturating_duration_since(start.instant)
-            .as_nanos();
-        // No ticks between the marks: no reading lands in the segment.
-        let factor = (span << 32).checked_div(u128::from(b.ticks - start.ticks));
-        // A factor past u64 would be more than 4 s per tick: no clock.
-        self.ns_per_tick = factor.map_or(0, |f| u64::try_from(f).unwrap_or(u64::MAX));
+    /// Mark `i` of the run, the end last.
+    #[inline]
+    fn mark(&self, i: usize) -> Mark {
+        match self.marks.get(i) {
+            Some(&mark) => mark,
+            None => self.end,
+        }
     }
 
     /// The instant of reading `ticks`, not earlier than the one asked
@@ -321,19 +350,52 @@ impl<'a> Instants<'a> {
         if ticks == self.last.0 {
             return self.last.1;
         }
-        while ticks >= self.b_ticks && self.a + 1 < self.marks.len() {
-            self.enter(self.a + 1);
+        match self.segment {
+            Some(segment) if segment.a.ticks < ticks && ticks < segment.b_ticks => {
+                self.inside(segment, ticks)
+            }
+            _ => self.find(ticks),
         }
-        let start = self.marks[self.a];
-        // Below the segment's ticks (asked out of order): its start.
-        let past = ticks.saturating_sub(start.ticks);
-        // `past` is below the segment's ticks and the factor rounded down,
-        // so this stays below the segment's span: no overflow, and the
-        // next mark is not passed.
-        let ns = (u128::from(past) * u128::from(self.ns_per_tick)) >> 32;
-        let instant = start.instant + Duration::from_nanos(ns as u64);
+    }
+
+    /// The instant of `ticks`, inside `segment`.
+    #[inline]
+    fn inside(&mut self, segment: Segment, ticks: u64) -> Instant {
+        // Ticks past `a` are below the segment's and the factor rounded
+        // down, so this stays below the segment's span: no overflow, and
+        // the next mark is not passed.
+        let past = u128::from(ticks - segment.a.ticks);
+        let ns = (past * u128::from(segment.ns_per_tick)) >> 32;
+        let instant = segment.a.instant + Duration::from_nanos(ns as u64);
         self.last = (ticks, instant);
         instant
+    }
+
+    /// [`Instants::at`] outside the current segment (or before the first
+    /// is made): finds the segment of `ticks` and makes it current.
+    #[inline(never)]
+    fn find(&mut self, ticks: u64) -> Instant {
+        let (mut a, mut b) = (self.mark(self.a), self.mark(self.a + 1));
+        while ticks >= b.ticks && self.a < self.marks.len() {
+            self.a += 1;
+            (a, b) = (b, self.mark(self.a + 1));
+        }
+        // Below the segment's ticks (asked out of order), or past the end:
+        // a mark's instant.
+        if ticks <= a.ticks || self.a == self.marks.len() {
+            return a.instant;
+        }
+        let span = b.instant.saturating_duration_since(a.instant).as_nanos();
+        // Ticks lie between the marks, so the division is by at least 1;
+        // a factor past u64 would be more than 4 s per tick: no clock.
+        let factor = (span << 32) / u128::from(b.ticks - a.ticks);
+        let segment = Segment {
+            a,
+            b_ticks: b.ticks,
+            ns_per_tick: u64::try_from(factor).unwrap_or(u64::MAX),
+        };
+        self.segment = Some(segment);
+        self.inside(segment, ticks)
     }
 }
 
@@ -389,6 +451,32 @@ mod tests {
     }
 
     #[test]
+    fn a_run_whose_readings_are_all_marks_interpolates_nothing() {
+        let t0 = Instant::now();
+        let mut line = Timeline::default();
+        // A coarse start whose ticks are off: no reading lies between it
+        // and the next mark, so they are never used.
+        line.start(mark(t0, 0, 7));
+        assert!(!line.interpolates());
+        let exact = line.push(mark(t0, 50, 1_000));
+        assert!(!line.interpolates());
+        let mut at = line.instants(mark(t0, 90, 1_500));
+        assert_eq!(at.at(7), t0);
+        assert_eq!(at.at(exact.ticks), t0 + Duration::from_nanos(50));
+        assert_eq!(at.at(1_500), t0 + Duration::from_nanos(90));
+    }
+
+    #[test]
+    fn a_tick_reading_makes_the_run_interpolate() {
+        let mut line = Timeline::default();
+        line.start(Mark::coarse());
+        line.tick();
+        assert!(line.interpolates());
+        line.start(Mark::now());
+        assert!(!line.interpolates());
+    }
+
+    #[test]
     fn real_readings_convert_in_order_within_their_marks() {
         let mut line = Timeline::default();
         let start = Mark::now();
@@ -408,11 +496,12 @@ mod tests {
     }
 
     #[test]
-    fn a_duration_in_ticks_is_known_once_a_run_long_enough_was_seen() {
+    fn a_duration_in_ticks_is_learnt_from_a_run_long_enough_with_readings_between_its_marks() {
         let mut line = Timeline::default();
         let start = Mark::now();
         line.start(start);
         let end = loop {
+            line.tick();
             let end = Mark::now();
             if end.instant - start.instant >= LEARN_AFTER {
                 break end;
