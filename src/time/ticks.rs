@@ -15,11 +15,14 @@
 //!
 //! A [`Timeline`] belongs to one thread's sequence of work (a runner's
 //! batch). It starts at an exact [`Mark`] (an `Instant` and the ticks at
-//! the same moment, within tens of nanoseconds); in between, [`Timeline::tick`] reads ticks only, and
-//! [`Timeline::mark`] an exact mark where one is needed at once (a time
-//! limit, a hand-off). [`Timeline::instants`] closes it with a last exact
-//! mark and converts each tick reading, in order, by linear interpolation
-//! between the two marks around it. So:
+//! the same moment, within tens of nanoseconds); in between,
+//! [`Timeline::tick`] reads ticks only, and [`Timeline::mark`] an exact
+//! mark where one is needed at once (a time limit, a hand-off).
+//! [`Timeline::instants`] closes it with a last exact mark and converts
+//! each tick reading, in order, by linear interpolation between the two
+//! marks around it. A run that takes no tick reading (one attempt, as a
+//! chain's batches) converts nothing, so its marks need not pair ticks and
+//! instant closely: [`Mark::coarse`] spares the bracket. So:
 //!
 //! * no calibration and no drift: every segment is scaled by its own two
 //!   exact readings, and a mark converts to its own `Instant`; a reading
