@@ -26,8 +26,9 @@
 //! the membership installed (each needs its thread-locals): then the root's
 //! spawns go to the global executor ([`context::with_executor`] finds
 //! none), or are not counted in the group it waits for, and the tasks the
-//! simple scheduler runs here are polled with no membership current
-//! (`task/mod.rs`). No queue of last resort either.
+//! simple scheduler runs here are polled as they are, their membership
+//! neither lent nor cached (`task/mod.rs`): whatever membership is current
+//! on this thread then stays so. No queue of last resort either.
 
 use std::future::Future;
 use std::pin::{pin, Pin};

@@ -42,12 +42,13 @@ thread_local! {
     /// `task_group.rs`) and keep its `block_on` waiting; the polled task's
     /// own guard keeps it alive while it is in use.
     #[cfg(not(loom))]
-    static CACHE: Cell<Option<std::sync::Weak<Membership>>> = const { Cell::new(None) };
+    static CACHE: Cache = const { Cache(Cell::new(None)) };
     /// The address of the membership `CACHE` refers to, or null. Updated
     /// with every write of `CACHE`, and destructor-free, so [`enter_cached`]
     /// compares a task's membership with the cached one at the cost of a
     /// plain load. The `Weak` keeps that allocation, so an equal address is
-    /// the same membership.
+    /// the same membership; when `CACHE` is torn down (its `Weak` gone, the
+    /// allocation free for another membership) it sets this back to null.
     static CACHE_ADDR: Cell<*const Membership> = const { Cell::new(std::ptr::null()) };
     /// The address of the membership of the last task [`enter_cached`]
     /// declined to cache. Only compared, never followed: a stale address
@@ -423,20 +424,33 @@ pub(crate) fn membership() -> Option<MembershipArc> {
     }
 }
 
+/// The value of `CACHE`: the cached membership. Torn down with this
+/// thread's thread-local state, it clears `CACHE_ADDR`, so that no task
+/// enters a cache that is gone (by a `block_on` in a destructor at thread
+/// exit, say); such a task lends its membership out instead, or is polled
+/// as it is once that cannot be done either (`task/mod.rs`).
+#[cfg(not(loom))]
+struct Cache(Cell<Option<std::sync::Weak<Membership>>>);
+
+#[cfg(not(loom))]
+impl Drop for Cache {
+    fn drop(&mut self) {
+        // Destructor-free, so never torn down.
+        CACHE_ADDR.set(std::ptr::null());
+    }
+}
+
 /// A strong reference to the cached membership, which the task being
-/// polled holds alive. `None` once this thread's thread-local state is
-/// being torn down: `CACHE` is gone, though `CACHE_ADDR` (destructor-free)
-/// still names what it held, so a task of that membership polled here then
-/// (by a `block_on` in a destructor at thread exit) enters the cache, and
-/// the tasks it spawns join no group.
+/// polled holds alive. `None` only if `CACHE` is torn down meanwhile, a
+/// case `CACHE_ADDR` rules out (see [`Cache`]).
 #[cfg(not(loom))]
 #[cold]
 fn cached_membership() -> Option<MembershipArc> {
     CACHE
         .try_with(|c| {
-            let weak = c.take();
+            let weak = c.0.take();
             let strong = weak.as_ref().and_then(std::sync::Weak::upgrade);
-            c.set(weak);
+            c.0.set(weak);
             debug_assert!(strong.is_some(), "the polled task holds it");
             strong
         })
@@ -509,7 +523,7 @@ pub(crate) fn enter_cached(membership: &MembershipArc) -> bool {
 #[cold]
 fn cache_membership(membership: &MembershipArc) -> bool {
     let weak = crate::sync::Arc::downgrade(membership);
-    match CACHE.try_with(|c| c.replace(Some(weak))) {
+    match CACHE.try_with(|c| c.0.replace(Some(weak))) {
         Ok(previous) => {
             CACHE_ADDR.set(crate::sync::Arc::as_ptr(membership));
             drop(previous);

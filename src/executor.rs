@@ -702,7 +702,10 @@ impl Overflow<Runnable> for Shared {
 /// The one exception is a drop made inside one of its own tasks (the task
 /// holds the last `Arc` to its executor, say): the future of that task (and
 /// of any task of this executor whose poll is under way beneath it on that
-/// thread, through a nested `block_on`) is alive until the drop returns.
+/// thread, through a nested `block_on`) is alive at least until the drop
+/// returns, and the drop cannot wait for anything without waiting for
+/// itself, so a parked task that another thread is waking at that moment
+/// may still be being dropped on that thread after the drop returned.
 ///
 /// ```
 /// let executor = fastexec::Executor::builder().threads(2).build().unwrap();
@@ -898,19 +901,19 @@ impl Drop for Executor {
             // a spawn from one of them must reach this executor (whose
             // closed queues drop it), not the global one, where it would
             // outlive its executor. (On one of our own workers the spawn
-            // already goes to that worker's ring, which it drains on exit.
-            // One that a `block_on` of another executor set aside is ours
-            // again once entered, wakes and spawns included.)
+            // already goes to that worker's ring, which the drain below
+            // empties. One that a `block_on` of another executor set aside
+            // is ours again once entered, wakes and spawns included.)
             let entered = context::is_worker_of(self.shared.id);
             let own_worker = context::worker_of(&self.shared);
             let on_own_worker = entered || own_worker.is_some();
             let _executor = (!entered).then(|| context::enter_executor(self.shared.clone()));
             // On one of its own workers, that worker's tasks are still in
-            // its ring (it drains them on exit), and so are the parked
-            // tasks that step's wakes queue there; the task running this
-            // drop is alive: waiting for every parked task would wait for
-            // ourselves. So in a simple-scheduler task that a `block_on`
-            // runs on some other thread.
+            // its ring, and so are the parked tasks that step's wakes queue
+            // there; the task running this drop is alive: waiting for every
+            // parked task would wait for ourselves. So does a
+            // simple-scheduler task that a `block_on` runs on some other
+            // thread: the drop runs there, inside it.
             let in_own_task = on_own_worker || self.shared.ext.runs_simple_task_here();
             self.shared.drop_remaining_tasks(!in_own_task);
             // Those wakes queued the parked tasks in this worker's ring,

@@ -560,6 +560,11 @@ impl Drop for Ownership<'_> {
     fn drop(&mut self) {
         let mut state = lock(&self.0.state);
         if state.owner != Some(thread::current().id()) {
+            // Only at shutdown does a thread go on without owning.
+            debug_assert!(
+                state.shutdown,
+                "an ownership level released by a thread not owning"
+            );
             return;
         }
         state.depth -= 1;
