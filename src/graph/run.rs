@@ -949,26 +949,26 @@ fn poll_batch<T: Send + Sync + 'static>(
             outputs,
         } = next;
         inputs.refill(i, attempt, outputs);
+        // The reading a sync body's time limit was judged by, if it has one.
+        let mut judged = None;
         let (began, begun) = if timeout.is_none() && !spans_wanted() {
             // No limit to count from the start, no span: the tick will do.
             let called = panic::catch_unwind(AssertUnwindSafe(|| body.call(inputs, slot, cx)));
             // (Without a limit, `outcome` reads no instant: the start's
             // stands in.)
-            (
-                now,
-                outcome(called, &*body, slot, (start.instant, None), None),
-            )
+            let limit = (start.instant, None);
+            (now, outcome(called, &*body, slot, limit, None, &mut judged))
         } else {
             let mut began = Mark::now();
-            let begun = begin(&*body, inputs, (&mut began, timeout), slot, cx);
+            let begun = begin(&*body, inputs, (&mut began, timeout), slot, cx, &mut judged);
             (timeline.push(began).ticks, begun)
         };
         match begun {
             Begun::Over(result) => {
                 let failed = result.is_err();
                 // A sync body's limit was judged by a reading after it
-                // returned: its record ends no earlier.
-                let ended = timeout.map(|_| timeline.mark().ticks);
+                // returned: its record ends there.
+                let ended = judged.map(|end| timeline.push(end).ticks);
                 ran.push(Ran {
                     node: i,
                     body,
@@ -1105,6 +1105,9 @@ fn keep_late<T>(core: &mut Core<T>, batch: &mut Batch<T>) {
 /// code, and the run's lock for the task's id), it is read again after
 /// it. So it says when the body was called: an attempt whose task was
 /// cancelled before then did not run (`Core::cancelled_attempt_reported`).
+/// A sync body with a time limit that returned leaves in `judged` the
+/// reading its limit was judged by (see [`overran`]), for the attempt's
+/// record to end at.
 #[inline(always)]
 fn begin<T: Send + Sync + 'static>(
     body: &dyn TaskBody<T>,
@@ -1112,14 +1115,15 @@ fn begin<T: Send + Sync + 'static>(
     (began, timeout): (&mut Mark, Option<Duration>),
     slot: &mut Option<BodyFuture<T>>,
     cx: &mut Context<'_>,
+    judged: &mut Option<Mark>,
 ) -> Begun<T> {
     // With no subscriber that could want a debug span (one relaxed load),
     // no span is made, kept or dropped: the plain path holds none at all.
     if spans_wanted() {
-        return begin_in_span(body, inputs, (began, timeout), slot, cx);
+        return begin_in_span(body, inputs, (began, timeout), slot, cx, judged);
     }
     let called = panic::catch_unwind(AssertUnwindSafe(|| body.call(inputs, slot, cx)));
-    outcome(called, body, slot, (began.instant, timeout), None)
+    outcome(called, body, slot, (began.instant, timeout), None, judged)
 }
 
 /// [`begin`] when a subscriber may want the attempt's `tracing` span: the
@@ -1132,6 +1136,7 @@ fn begin_in_span<T: Send + Sync + 'static>(
     (began, timeout): (&mut Mark, Option<Duration>),
     slot: &mut Option<BodyFuture<T>>,
     cx: &mut Context<'_>,
+    judged: &mut Option<Mark>,
 ) -> Begun<T> {
     let span = tracing::debug_span!("graph_task", id = %inputs.task_id(), attempt = inputs.attempt);
     let span = Some(span).filter(|s| !s.is_disabled()).map(Box::new);
@@ -1142,13 +1147,15 @@ fn begin_in_span<T: Send + Sync + 'static>(
         Some(span) => span.in_scope(call),
         None => call(),
     };
-    outcome(called, body, slot, limit, span)
+    outcome(called, body, slot, limit, span, judged)
 }
 
 /// What the first call of an attempt's `body` (begun at `began`, with its
 /// time limit) made of it: over (done, or it panicked), or under way, its
-/// future taken from `slot` with the attempt's span. (Always inlined: as
-/// a call it cost the plain path more than the span it spares.)
+/// future taken from `slot` with the attempt's span; for a sync body with
+/// a limit, the reading the limit was judged by in `judged`. (Always
+/// inlined: as a call it cost the plain path more than the span it
+/// spares.)
 #[inline(always)]
 fn outcome<T>(
     called: std::thread::Result<Poll<Result<T, super::BoxError>>>,
@@ -1156,10 +1163,13 @@ fn outcome<T>(
     slot: &mut Option<BodyFuture<T>>,
     (began, timeout): (Instant, Option<Duration>),
     span: Option<Box<tracing::Span>>,
+    judged: &mut Option<Mark>,
 ) -> Begun<T> {
     match called {
         Ok(Poll::Ready(result)) => match timeout {
-            Some(limit) if overran(body, began, limit) => Begun::Over(Err(too_late(result, limit))),
+            Some(limit) if overran(body, began, limit, judged) => {
+                Begun::Over(Err(too_late(result, limit)))
+            }
             _ => Begun::Over(result.map_err(TaskError::from)),
         },
         Ok(Poll::Pending) => Begun::Pending(Attempt {
@@ -1182,11 +1192,23 @@ fn outcome<T>(
 
 /// Whether an attempt of `body` begun at `began`, which just returned,
 /// ran past its time limit where nothing could stop it: a sync body (see
-/// [`Task::sync`]). An async body's limit applies where it suspends (see
-/// [`Deadline`]). Out of line: only tasks with a timeout call it.
+/// [`Task::sync`]), judged by a reading left in `judged`, which the
+/// attempt's record then ends at (a completed attempt is never recorded
+/// longer than its limit, nor a timed-out one shorter). An async body's
+/// limit applies where it suspends (see [`Deadline`]). Out of line: only
+/// tasks with a timeout call it.
 #[inline(never)]
-fn overran<T>(body: &dyn TaskBody<T>, began: Instant, limit: Duration) -> bool {
-    body.is_sync() && began.elapsed() > limit
+fn overran<T>(
+    body: &dyn TaskBody<T>,
+    began: Instant,
+    limit: Duration,
+    judged: &mut Option<Mark>,
+) -> bool {
+    if !body.is_sync() {
+        return false;
+    }
+    let end = *judged.insert(Mark::now());
+    end.instant.saturating_duration_since(began) > limit
 }
 
 /// The error of a sync attempt that returned `result` past its time limit
@@ -1234,6 +1256,9 @@ async fn drive_node<T: Send + Sync + 'static>(
     mut resume: Resume<T>,
 ) {
     loop {
+        // The reading a retried sync body's time limit was judged by, if it
+        // has one: the attempt ends there (see `overran`).
+        let mut judged = None;
         let result = match resume {
             Resume::Attempt(attempt) => attempt.await.map(|out| shared.share(out)),
             Resume::Backoff(failed, delay) => {
@@ -1245,8 +1270,9 @@ async fn drive_node<T: Send + Sync + 'static>(
                 let (now, start) = loop {
                     let (now, begun) = {
                         let mut core = shared.lock();
-                        // Under the lock, as in `run_ready`.
-                        let now = Mark::now();
+                        // Under the lock, as in `run_ready`. (Only its
+                        // instant is used: no tick reading here.)
+                        let now = Mark::coarse();
                         (now, core.retry_attempt(i, now.instant, lane::current()))
                     };
                     match begun {
@@ -1271,7 +1297,9 @@ async fn drive_node<T: Send + Sync + 'static>(
                 let body = start.body;
                 let mut began = now;
                 let limit = (&mut began, start.timeout);
-                let begun = in_context(|cx| begin(&*body, &mut inputs, limit, &mut None, cx)).await;
+                let begun =
+                    in_context(|cx| begin(&*body, &mut inputs, limit, &mut None, cx, &mut judged))
+                        .await;
                 // Given back before the attempt can end (see
                 // `Shared::drive_apart`), with when its body was called: a
                 // retry cancelled before that did not run.
@@ -1286,8 +1314,10 @@ async fn drive_node<T: Send + Sync + 'static>(
         let mut fx = Effects::default();
         let (ended, retry) = {
             let mut core = shared.lock();
-            // Under the lock, as in `run_ready`.
-            let ended = Instant::now();
+            // Under the lock, as in `run_ready`; a limit's reading, taken
+            // before, is no later than transitions recorded since (they
+            // happened after the attempt ended).
+            let ended = judged.map_or_else(Instant::now, |end: Mark| end.instant);
             (ended, core.finish_attempt(i, result, ended, &mut fx))
         };
         shared.apply(fx);

@@ -48,10 +48,19 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
+/// Whether ticks are the CPU's time-stamp counter (x86_64, but under Miri,
+/// which does not run `rdtsc`, and in an SGX enclave, where it faults);
+/// elsewhere they are nanoseconds of `Instant` (see [`read`]).
+const TSC: bool = cfg!(all(
+    target_arch = "x86_64",
+    not(miri),
+    not(target_env = "sgx")
+));
+
 /// Reads the tick counter: on x86_64, the time-stamp counter (not ordered
 /// with the instructions around it: a reading may be taken a few cycles
 /// early or late, which a task's record does not notice).
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", not(miri), not(target_env = "sgx")))]
 #[inline(always)]
 pub(crate) fn read() -> u64 {
     // SAFETY: `rdtsc` only copies the time-stamp counter into two
@@ -65,12 +74,21 @@ pub(crate) fn read() -> u64 {
 
 /// Reads the tick counter: nanoseconds since the first reading in this
 /// process, where no cheap counter is at hand.
-#[cfg(not(all(target_arch = "x86_64", not(miri))))]
+#[cfg(not(all(target_arch = "x86_64", not(miri), not(target_env = "sgx"))))]
 #[inline]
 pub(crate) fn read() -> u64 {
+    nanos_of(Instant::now())
+}
+
+/// Where ticks are nanoseconds of `Instant`: the ticks of `instant`.
+#[cfg_attr(
+    all(target_arch = "x86_64", not(miri), not(target_env = "sgx")),
+    allow(dead_code)
+)]
+fn nanos_of(instant: Instant) -> u64 {
     static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    let base = *BASE.get_or_init(Instant::now);
-    u64::try_from(base.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    let base = *BASE.get_or_init(|| instant);
+    u64::try_from(instant.saturating_duration_since(base).as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Ticks per 2^20 ns (about a millisecond), learnt from the first
@@ -90,7 +108,7 @@ const LEARN_AFTER: Duration = Duration::from_micros(20);
 /// batch run for 50 µs yet?".
 #[inline]
 pub(crate) fn ticks_in(d: Duration) -> Option<u64> {
-    if cfg!(not(all(target_arch = "x86_64", not(miri)))) {
+    if !TSC {
         // Ticks are nanoseconds.
         return Some(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
     }
@@ -144,6 +162,10 @@ impl Mark {
     /// narrowest is kept).
     #[inline]
     pub(crate) fn now() -> Mark {
+        if !TSC {
+            // Ticks are the instant's own nanoseconds: an exact pairing.
+            return Self::coarse();
+        }
         let (mut mark, mut width) = Self::bracket();
         let narrowest = NARROWEST.load(Relaxed);
         if width > narrowest.saturating_mul(WIDE) {
@@ -162,19 +184,34 @@ impl Mark {
     #[inline]
     pub(crate) fn coarse() -> Mark {
         let instant = Instant::now();
-        Mark {
-            instant,
-            ticks: read(),
-        }
+        let ticks = if TSC { read() } else { nanos_of(instant) };
+        Mark { instant, ticks }
     }
 
-    /// One reading: the mark and the width of its bracket, in ticks.
+    /// One reading: the mark and the width of its bracket, in ticks. A
+    /// counter that went back inside it (the thread moved to a core whose
+    /// counter lags) bracketed nothing: as wide as can be, so that it is
+    /// read again and never taken for the narrowest.
     #[inline(always)]
     fn bracket() -> (Mark, u64) {
         let before = read();
         let instant = Instant::now();
-        let after = read().max(before);
-        let width = after - before;
+        Self::paired(before, instant, read())
+    }
+
+    /// The mark of `instant`, read between ticks `before` and `after`, and
+    /// the width of that bracket (see [`Mark::bracket`]).
+    #[inline(always)]
+    fn paired(before: u64, instant: Instant, after: u64) -> (Mark, u64) {
+        let Some(width) = after.checked_sub(before) else {
+            return (
+                Mark {
+                    instant,
+                    ticks: before,
+                },
+                u64::MAX,
+            );
+        };
         let ticks = before + width / 2;
         (Mark { instant, ticks }, width)
     }
@@ -203,7 +240,7 @@ impl Mark {
 pub(crate) struct Timeline {
     /// The exact marks so far, in order (the first is the start).
     marks: Vec<Mark>,
-    /// The latest reading, which the next may not go below.
+    /// The latest reading: the next is above it (see [`Timeline::tick`]).
     last: u64,
     /// Whether this run has a tick reading that is no mark (see
     /// [`Timeline::interpolates`]).
@@ -237,11 +274,14 @@ impl Timeline {
         self.marks[0]
     }
 
-    /// Reads the ticks, never below the last reading.
+    /// Reads the ticks, above the last reading: every reading of a run is
+    /// distinct, so one that equals a mark's ticks is that mark (a counter
+    /// that lags on the core the thread moved to would tie readings, and
+    /// give an earlier one a later mark's instant).
     #[inline]
     pub(crate) fn tick(&mut self) -> u64 {
         self.ticked = true;
-        self.last = self.last.max(read());
+        self.last = read().max(self.last.saturating_add(1));
         self.last
     }
 
@@ -252,10 +292,11 @@ impl Timeline {
     }
 
     /// Keeps `mark`, taken by the caller after every reading so far, and
-    /// gives it as kept (its ticks not below the last reading).
+    /// gives it as kept (its ticks above the last reading, as
+    /// [`Timeline::tick`]'s).
     #[inline]
     pub(crate) fn push(&mut self, mut mark: Mark) -> Mark {
-        mark.ticks = mark.ticks.max(self.last);
+        mark.ticks = mark.ticks.max(self.last.saturating_add(1));
         self.last = mark.ticks;
         self.marks.push(mark);
         mark
@@ -274,7 +315,7 @@ impl Timeline {
     /// they were read.
     #[inline]
     pub(crate) fn instants(&mut self, mut end: Mark) -> Instants<'_> {
-        end.ticks = end.ticks.max(self.last);
+        end.ticks = end.ticks.max(self.last.saturating_add(1));
         // Only from marks that pair closely (see `interpolates`).
         if self.ticked && TICKS_PER_2_20_NS.load(Relaxed) == 0 {
             self.learn_from_run(end);
@@ -444,13 +485,61 @@ mod tests {
     }
 
     #[test]
-    fn marks_with_no_ticks_between_them_convert_to_a_mark() {
+    fn marks_with_no_ticks_between_them_convert_to_their_own_instants() {
         let t0 = Instant::now();
         let mut line = Timeline::default();
         line.start(mark(t0, 0, 5));
-        let mut at = line.instants(mark(t0, 40, 5));
-        let got = at.at(5);
-        assert!(got == t0 || got == t0 + Duration::from_nanos(40));
+        let end = mark(t0, 40, 5);
+        let mut at = line.instants(end);
+        assert_eq!(at.at(5), t0);
+        // The end, tied with the start, was kept above it.
+        assert_eq!(at.at(6), t0 + Duration::from_nanos(40));
+    }
+
+    #[test]
+    fn tied_marks_convert_to_their_own_instants() {
+        let t0 = Instant::now();
+        let mut line = Timeline::default();
+        line.start(mark(t0, 0, 100));
+        let b0 = line.push(mark(t0, 200, 160));
+        // The counter lagged (the thread moved): kept above the last.
+        let b1 = line.push(mark(t0, 900, 120));
+        assert!(b1.ticks > b0.ticks);
+        let mut at = line.instants(mark(t0, 1_000, 170));
+        assert_eq!(at.at(100), t0);
+        assert_eq!(at.at(b0.ticks), t0 + Duration::from_nanos(200));
+        assert_eq!(at.at(b1.ticks), t0 + Duration::from_nanos(900));
+    }
+
+    #[test]
+    fn ticks_tied_with_later_marks_convert_no_later_than_the_first_of_them() {
+        let t0 = Instant::now();
+        let mut line = Timeline::default();
+        line.start(mark(t0, 0, 100));
+        let r = 150;
+        line.push(mark(t0, 300, r));
+        // Marks whose counter lagged behind: kept above, in order.
+        line.push(mark(t0, 700, r - 40));
+        line.push(mark(t0, 800, r - 40));
+        let mut at = line.instants(mark(t0, 1_000, 170));
+        assert_eq!(at.at(r), t0 + Duration::from_nanos(300));
+        assert_eq!(at.at(r + 1), t0 + Duration::from_nanos(700));
+        assert_eq!(at.at(r + 2), t0 + Duration::from_nanos(800));
+    }
+
+    #[test]
+    fn a_mark_pairs_its_instant_with_the_middle_of_its_bracket() {
+        let t0 = Instant::now();
+        let (mark, width) = Mark::paired(100, t0, 140);
+        assert_eq!((mark.ticks, mark.instant, width), (120, t0, 40));
+    }
+
+    #[test]
+    fn a_counter_that_goes_back_inside_a_bracket_brackets_nothing() {
+        // Never the narrowest (a zero width would make every later mark
+        // read all its tries), and read again.
+        let (_, width) = Mark::paired(100, Instant::now(), 90);
+        assert_eq!(width, u64::MAX);
     }
 
     #[test]
@@ -514,5 +603,14 @@ mod tests {
         let ticks = ticks_in(Duration::from_millis(1)).expect("learnt");
         assert!(ticks > 0);
         assert!(ticks_in(Duration::from_millis(2)).unwrap() >= ticks);
+        // Whichever run taught it (another test's, maybe), the rate is the
+        // counter's: 2 ms of ticks, counted, against the rate's 2 ms.
+        let (t, r) = (Instant::now(), read());
+        while t.elapsed() < Duration::from_millis(2) {
+            std::hint::spin_loop();
+        }
+        let (d, counted) = (t.elapsed(), read() - r);
+        let ratio = ticks_in(d).unwrap() as f64 / counted as f64;
+        assert!((0.95..1.05).contains(&ratio), "learnt rate off by {ratio}");
     }
 }
