@@ -842,35 +842,28 @@ async fn run_ready<T: Send + Sync + 'static>(mut runner: Member<T>) {
             runner_here: batch.begun.is_empty() && budget > 0,
             ..Effects::default()
         };
-        let (now, precise, more) = {
+        let (now, more) = {
             let mut core = shared.lock();
             // Read under the lock: a runner descheduled between a clock
             // read and the lock would otherwise start its next attempt at a
             // stale time, earlier than transitions other runners recorded
-            // meanwhile (a task's start before its dependency's end). A
-            // close pairing of ticks and instant costs two more tick
-            // reads: only if the batch ending here needs it.
-            let precise = batch.timeline.interpolates();
-            let now = if precise { Mark::now() } else { Mark::coarse() };
-            record(&mut core, &mut batch, now, &mut fx);
+            // meanwhile (a task's start before its dependency's end).
+            let mut now = Instant::now();
+            record(&mut core, &mut batch, &mut now, &mut fx);
             let more = if !batch.begun.is_empty() {
                 Some(true)
             } else if budget > 0 {
-                let lane = lane::current();
-                Some(core.next_attempts(now.instant, lane, &mut batch.begun, &mut fx))
+                Some(core.next_attempts(now, lane::current(), &mut batch.begun, &mut fx))
             } else {
                 None
             };
-            (now, precise, more)
+            (now, more)
         };
         // Effects carried out (user values dropped, tasks spawned, waiters
         // woken) take time that is not the next attempt's: read again, so
-        // that its start and its time limit count from its call. (Read
-        // again also if the readings of the batch starting here will be
-        // interpolated against its start, and that was read coarsely: a
-        // later reading is never stale.)
-        let now = if shared.apply(fx) || (batch.begun.len() > 1 && !precise) {
-            Mark::now()
+        // that its start and its time limit count from its call.
+        let now = if shared.apply(fx) {
+            Instant::now()
         } else {
             now
         };
@@ -904,11 +897,13 @@ async fn run_ready<T: Send + Sync + 'static>(mut runner: Member<T>) {
 /// start), turned into instants by [`record`]. An attempt with a time limit
 /// takes exact marks at its start and, if its body is sync, its end, so
 /// that its limit and its record count from the same readings; so does
-/// one whose `tracing` span is made (see [`begin`]).
+/// one whose `tracing` span is made (see [`begin`]). A batch of one
+/// attempt (a chain's) reads no ticks: it starts at `now` (its caller's
+/// reading) and ends at its record's.
 fn poll_batch<T: Send + Sync + 'static>(
     shared: &Arc<Shared<T>>,
     batch: &mut Batch<T>,
-    start: Mark,
+    now: Instant,
     cx: &mut Context<'_>,
 ) {
     let Batch {
@@ -919,6 +914,13 @@ fn poll_batch<T: Send + Sync + 'static>(
         timeline,
         ..
     } = batch;
+    // Several attempts: a mark to interpolate their readings from (read
+    // after `now`, which is never stale).
+    let start = if to_poll.len() > 1 {
+        Mark::now()
+    } else {
+        Mark::coarse(now)
+    };
     timeline.start(start);
     // Made at the second attempt: a batch of one, as a chain's, asks for
     // no tick reading and no hand-off.
@@ -1036,9 +1038,9 @@ async fn run_apart<T: Send + Sync + 'static>(mut apart: Member<T>) {
     }
     let mut batch = Batch::new(shared, begun);
     while !batch.begun.is_empty() {
-        in_context(|cx| poll_batch(shared, &mut batch, Mark::now(), cx)).await;
+        in_context(|cx| poll_batch(shared, &mut batch, Instant::now(), cx)).await;
         let mut fx = Effects::default();
-        record(&mut shared.lock(), &mut batch, Mark::now(), &mut fx);
+        record(&mut shared.lock(), &mut batch, &mut Instant::now(), &mut fx);
         shared.apply(fx);
     }
     apart.disarm();
@@ -1057,12 +1059,23 @@ async fn in_context<R>(f: impl FnOnce(&mut Context<'_>) -> R) -> R {
 /// failure of the batch): they do not start, their records say they did
 /// not run, and their bodies go back to be retired (or, if the run has
 /// ended, to the batch, see [`Batch::late`]).
-fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: Mark, fx: &mut Effects<T>) {
+fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: &mut Instant, fx: &mut Effects<T>) {
     if !batch.ran.is_empty() {
-        let mut at = batch.timeline.instants(now);
+        // The end of the batch's timeline: `now`, or, if it read ticks, a
+        // mark to interpolate them from, read now (under the lock too),
+        // whose instant is then the caller's `now`, so that what starts
+        // next starts no earlier than this batch's last attempt ended.
+        let end = if batch.timeline.interpolates() {
+            let end = Mark::now();
+            *now = end.instant;
+            end
+        } else {
+            Mark::coarse(*now)
+        };
+        let mut at = batch.timeline.instants(end);
         for r in batch.ran.drain(..) {
             // In the order read: `at` only goes forward.
-            let times = (at.at(r.began), r.ended.map_or(now.instant, |t| at.at(t)));
+            let times = (at.at(r.began), r.ended.map_or(end.instant, |t| at.at(t)));
             if let Some(delay) = core.attempt_ran(r.node, r.body, times, r.result, fx) {
                 fx.retries.push((r.node, times.1, delay));
             }
@@ -1270,9 +1283,9 @@ async fn drive_node<T: Send + Sync + 'static>(
                 let (now, start) = loop {
                     let (now, begun) = {
                         let mut core = shared.lock();
-                        // Under the lock, as in `run_ready`. (Only its
-                        // instant is used: no tick reading here.)
-                        let now = Mark::coarse();
+                        // Under the lock, as in `run_ready`. (A mark for
+                        // `begin`: no tick is read here.)
+                        let now = Mark::coarse(Instant::now());
                         (now, core.retry_attempt(i, now.instant, lane::current()))
                     };
                     match begun {

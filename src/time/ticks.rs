@@ -160,11 +160,13 @@ impl Mark {
     /// interpolated from the mark: such a bracket, much wider than the
     /// narrowest seen, is read again, up to [`TRIES`] times in all (the
     /// narrowest is kept).
-    #[inline]
+    /// (Out of line: a batch of several attempts reads one or two, and
+    /// inlined it would widen the runner's hot functions for every batch.)
+    #[inline(never)]
     pub(crate) fn now() -> Mark {
         if !TSC {
             // Ticks are the instant's own nanoseconds: an exact pairing.
-            return Self::coarse();
+            return Self::coarse(Instant::now());
         }
         let (mut mark, mut width) = Self::bracket();
         let narrowest = NARROWEST.load(Relaxed);
@@ -177,14 +179,14 @@ impl Mark {
         mark
     }
 
-    /// Reads both clocks for a mark that no reading will be interpolated
-    /// against (a batch of one attempt starts and ends at marks): the
-    /// ticks after the `Instant`, unbracketed, so off by the `Instant`'s
-    /// own cost, or by an interruption.
+    /// A mark of `instant` that no reading will be interpolated against
+    /// (a batch of one attempt starts and ends at marks). Its ticks, where
+    /// they are the CPU's counter, are not read (a tick read costs a
+    /// chain's batch ~6 ns): 0, below every reading after it, so that a
+    /// reading or mark kept after it is kept as read.
     #[inline]
-    pub(crate) fn coarse() -> Mark {
-        let instant = Instant::now();
-        let ticks = if TSC { read() } else { nanos_of(instant) };
+    pub(crate) fn coarse(instant: Instant) -> Mark {
+        let ticks = if TSC { 0 } else { nanos_of(instant) };
         Mark { instant, ticks }
     }
 
@@ -236,9 +238,12 @@ impl Mark {
 
 /// Tick readings of one thread's sequence of work, between exact marks
 /// (see the module docs). Reused: [`Timeline::start`] empties it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Timeline {
-    /// The exact marks so far, in order (the first is the start).
+    /// The start of the run.
+    first: Mark,
+    /// The exact marks after it so far, in order (none in most runs: a
+    /// run of one attempt touches no vector).
     marks: Vec<Mark>,
     /// The latest reading: the next is above it (see [`Timeline::tick`]).
     last: u64,
@@ -250,12 +255,28 @@ pub(crate) struct Timeline {
     seen: (Duration, u64),
 }
 
+impl Default for Timeline {
+    /// A timeline started now.
+    fn default() -> Self {
+        let first = Mark::coarse(Instant::now());
+        Timeline {
+            first,
+            marks: Vec::new(),
+            last: first.ticks,
+            ticked: false,
+            seen: (Duration::ZERO, 0),
+        }
+    }
+}
+
 impl Timeline {
     /// Starts a new run of readings at `mark`, forgetting the last run's.
     #[inline]
     pub(crate) fn start(&mut self, mark: Mark) {
-        self.marks.clear();
-        self.marks.push(mark);
+        self.first = mark;
+        if !self.marks.is_empty() {
+            self.marks.clear();
+        }
         self.last = mark.ticks;
         self.ticked = false;
     }
@@ -271,7 +292,7 @@ impl Timeline {
     /// The start of this run.
     #[inline]
     pub(crate) fn first(&self) -> Mark {
-        self.marks[0]
+        self.first
     }
 
     /// Reads the ticks, above the last reading: every reading of a run is
@@ -280,6 +301,10 @@ impl Timeline {
     /// give an earlier one a later mark's instant).
     #[inline]
     pub(crate) fn tick(&mut self) -> u64 {
+        debug_assert!(
+            !TSC || self.first.ticks != 0,
+            "a tick reading after a coarse start"
+        );
         self.ticked = true;
         self.last = read().max(self.last.saturating_add(1));
         self.last
@@ -306,8 +331,10 @@ impl Timeline {
     /// the marks so far: for a time needed before the run ends (its last
     /// mark must have been taken after the reading).
     pub(crate) fn instant_now(&self, ticks: u64) -> Instant {
-        let (&last, before) = self.marks.split_last().expect("a run starts at a mark");
-        Instants::new(before, last).at(ticks)
+        match self.marks.split_last() {
+            Some((&last, before)) => Instants::new(self.first, before, last).at(ticks),
+            None => self.first.instant,
+        }
     }
 
     /// Ends this run at `end` (an exact mark taken after every reading)
@@ -320,14 +347,14 @@ impl Timeline {
         if self.ticked && TICKS_PER_2_20_NS.load(Relaxed) == 0 {
             self.learn_from_run(end);
         }
-        Instants::new(&self.marks, end)
+        Instants::new(self.first, &self.marks, end)
     }
 
     /// Adds this run's time and ticks (up to `end`) to what it has seen,
     /// and learns the rate once that is long enough (see [`learn`]).
     #[cold]
     fn learn_from_run(&mut self, end: Mark) {
-        let first = self.marks[0];
+        let first = self.first;
         self.seen.0 += end.instant.saturating_duration_since(first.instant);
         self.seen.1 = self.seen.1.saturating_add(end.ticks - first.ticks);
         learn(self.seen.0, self.seen.1);
@@ -335,7 +362,7 @@ impl Timeline {
 }
 
 /// Converts the readings of a [`Timeline`] run, asked in the order read:
-/// the marks `marks`, then `end`. A reading in the segment between marks
+/// its first mark, the marks `marks`, then `end`. A reading in the segment between marks
 /// `a` and `b` (its ticks at least `a`'s, below `b`'s) is `a` plus its
 /// ticks past `a` times the segment's nanoseconds per tick: one
 /// multiplication, the factor made once per segment. Consecutive asks for
@@ -343,10 +370,11 @@ impl Timeline {
 /// A run of one attempt (a chain's) reads only its first mark and its
 /// end: no segment is entered and nothing is divided.
 pub(crate) struct Instants<'a> {
+    first: Mark,
     marks: &'a [Mark],
     end: Mark,
-    /// The current segment's first mark, by index (`marks.len()`: the end,
-    /// whose instant every later reading gets).
+    /// The current segment's first mark, by index in the run (0 the first,
+    /// then `marks`, then the end, whose instant every later reading gets).
     a: usize,
     /// The current segment, once a reading inside it asked for it (a run
     /// whose readings are all marks makes none).
@@ -368,22 +396,23 @@ struct Segment {
 
 impl<'a> Instants<'a> {
     #[inline]
-    fn new(marks: &'a [Mark], end: Mark) -> Self {
+    fn new(first: Mark, marks: &'a [Mark], end: Mark) -> Self {
         Instants {
+            first,
             marks,
             end,
             a: 0,
             segment: None,
-            last: (marks[0].ticks, marks[0].instant),
+            last: (first.ticks, first.instant),
         }
     }
 
-    /// Mark `i` of the run, the end last.
+    /// Mark `i` of the run: the first, then `marks`, the end last.
     #[inline]
     fn mark(&self, i: usize) -> Mark {
-        match self.marks.get(i) {
-            Some(&mark) => mark,
-            None => self.end,
+        match i.checked_sub(1) {
+            None => self.first,
+            Some(m) => self.marks.get(m).copied().unwrap_or(self.end),
         }
     }
 
@@ -420,13 +449,14 @@ impl<'a> Instants<'a> {
     #[inline(never)]
     fn find(&mut self, ticks: u64) -> Instant {
         let (mut a, mut b) = (self.mark(self.a), self.mark(self.a + 1));
-        while ticks >= b.ticks && self.a < self.marks.len() {
+        let end = self.marks.len() + 1;
+        while ticks >= b.ticks && self.a < end {
             self.a += 1;
             (a, b) = (b, self.mark(self.a + 1));
         }
         // Below the segment's ticks (asked out of order), or past the end:
         // a mark's instant.
-        if ticks <= a.ticks || self.a == self.marks.len() {
+        if ticks <= a.ticks || self.a == end {
             return a.instant;
         }
         let span = b.instant.saturating_duration_since(a.instant).as_nanos();
@@ -561,7 +591,7 @@ mod tests {
     #[test]
     fn a_tick_reading_makes_the_run_interpolate() {
         let mut line = Timeline::default();
-        line.start(Mark::coarse());
+        line.start(Mark::now());
         line.tick();
         assert!(line.interpolates());
         line.start(Mark::now());
