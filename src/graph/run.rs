@@ -848,8 +848,7 @@ async fn run_ready<T: Send + Sync + 'static>(mut runner: Member<T>) {
             // read and the lock would otherwise start its next attempt at a
             // stale time, earlier than transitions other runners recorded
             // meanwhile (a task's start before its dependency's end).
-            let mut now = Instant::now();
-            record(&mut core, &mut batch, &mut now, &mut fx);
+            let now = record(&mut core, &mut batch, Instant::now(), &mut fx);
             let more = if !batch.begun.is_empty() {
                 Some(true)
             } else if budget > 0 {
@@ -953,17 +952,19 @@ fn poll_batch<T: Send + Sync + 'static>(
         inputs.refill(i, attempt, outputs);
         // The reading a sync body's time limit was judged by, if it has one.
         let mut judged = None;
-        let (began, begun) = if timeout.is_none() && !spans_wanted() {
+        let mut began = now;
+        let begun = if timeout.is_none() && !spans_wanted() {
             // No limit to count from the start, no span: the tick will do.
             let called = panic::catch_unwind(AssertUnwindSafe(|| body.call(inputs, slot, cx)));
             // (Without a limit, `outcome` reads no instant: the start's
             // stands in.)
             let limit = (start.instant, None);
-            (now, outcome(called, &*body, slot, limit, None, &mut judged))
+            outcome(called, &*body, slot, limit, None, &mut judged)
         } else {
-            let mut began = Mark::now();
-            let begun = begin(&*body, inputs, (&mut began, timeout), slot, cx, &mut judged);
-            (timeline.push(began).ticks, begun)
+            let mut mark = Mark::now();
+            let begun = begin(&*body, inputs, (&mut mark, timeout), slot, cx, &mut judged);
+            began = timeline.push(mark).ticks;
+            begun
         };
         match begun {
             Begun::Over(result) => {
@@ -1040,7 +1041,7 @@ async fn run_apart<T: Send + Sync + 'static>(mut apart: Member<T>) {
     while !batch.begun.is_empty() {
         in_context(|cx| poll_batch(shared, &mut batch, Instant::now(), cx)).await;
         let mut fx = Effects::default();
-        record(&mut shared.lock(), &mut batch, &mut Instant::now(), &mut fx);
+        record(&mut shared.lock(), &mut batch, Instant::now(), &mut fx);
         shared.apply(fx);
     }
     apart.disarm();
@@ -1058,26 +1059,45 @@ async fn in_context<R>(f: impl FnOnce(&mut Context<'_>) -> R) -> R {
 /// attempts of tasks that ended meanwhile (cancelled, or fail-fast after a
 /// failure of the batch): they do not start, their records say they did
 /// not run, and their bodies go back to be retired (or, if the run has
-/// ended, to the batch, see [`Batch::late`]).
-fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: &mut Instant, fx: &mut Effects<T>) {
+/// ended, to the batch, see [`Batch::late`]). Gives the instant the
+/// caller's next step counts from: `now`, or the later end mark read here.
+/// (`now` goes in and out by value: behind a reference, an `Instant` is
+/// stored as two fields and loaded as one, a load that waits.)
+fn record<T>(
+    core: &mut Core<T>,
+    batch: &mut Batch<T>,
+    mut now: Instant,
+    fx: &mut Effects<T>,
+) -> Instant {
     if !batch.ran.is_empty() {
-        // The end of the batch's timeline: `now`, or, if it read ticks, a
-        // mark to interpolate them from, read now (under the lock too),
-        // whose instant is then the caller's `now`, so that what starts
-        // next starts no earlier than this batch's last attempt ended.
-        let end = if batch.timeline.interpolates() {
-            let end = Mark::now();
-            *now = end.instant;
-            end
+        if batch.timeline.read_nothing() {
+            // One attempt with nothing read but its start (a chain's
+            // batch): it ran from the first mark to `now`. (Spared the
+            // conversion, whose marks, copied by value, cost the chain a
+            // stalled load per batch.)
+            let began = batch.timeline.first().instant;
+            for r in batch.ran.drain(..) {
+                debug_assert!(r.ended.is_none(), "an end read, not kept");
+                ran_at(core, r, (began, now), fx);
+            }
         } else {
-            Mark::coarse(*now)
-        };
-        let mut at = batch.timeline.instants(end);
-        for r in batch.ran.drain(..) {
-            // In the order read: `at` only goes forward.
-            let times = (at.at(r.began), r.ended.map_or(end.instant, |t| at.at(t)));
-            if let Some(delay) = core.attempt_ran(r.node, r.body, times, r.result, fx) {
-                fx.retries.push((r.node, times.1, delay));
+            // The end of the batch's timeline: `now`, or, if it read
+            // ticks, a mark to interpolate them from, read now (under the
+            // lock too), whose instant is then the caller's `now`, so that
+            // what starts next starts no earlier than this batch's last
+            // attempt ended.
+            let end = if batch.timeline.interpolates() {
+                let end = Mark::now();
+                now = end.instant;
+                end
+            } else {
+                Mark::coarse(now)
+            };
+            let mut at = batch.timeline.instants(end);
+            for r in batch.ran.drain(..) {
+                // In the order read: `at` only goes forward.
+                let times = (at.at(r.began), r.ended.map_or(end.instant, |t| at.at(t)));
+                ran_at(core, r, times, fx);
             }
         }
         core.wake_runners(fx);
@@ -1096,6 +1116,15 @@ fn record<T>(core: &mut Core<T>, batch: &mut Batch<T>, now: &mut Instant, fx: &m
     }
     if core.has_late() {
         keep_late(core, batch);
+    }
+    now
+}
+
+/// Records attempt `r`, which ran over `times`, and the retry it is due.
+#[inline(always)]
+fn ran_at<T>(core: &mut Core<T>, r: Ran<T>, times: (Instant, Instant), fx: &mut Effects<T>) {
+    if let Some(delay) = core.attempt_ran(r.node, r.body, times, r.result, fx) {
+        fx.retries.push((r.node, times.1, delay));
     }
 }
 

@@ -289,6 +289,13 @@ impl Timeline {
         self.ticked
     }
 
+    /// Whether this run has read nothing since its first mark (no tick,
+    /// no mark): every reading of it is the first mark's.
+    #[inline]
+    pub(crate) fn read_nothing(&self) -> bool {
+        !self.ticked && self.marks.is_empty()
+    }
+
     /// The start of this run.
     #[inline]
     pub(crate) fn first(&self) -> Mark {
