@@ -81,10 +81,6 @@ pub(crate) fn read() -> u64 {
 }
 
 /// Where ticks are nanoseconds of `Instant`: the ticks of `instant`.
-#[cfg_attr(
-    all(target_arch = "x86_64", not(miri), not(target_env = "sgx")),
-    allow(dead_code)
-)]
 fn nanos_of(instant: Instant) -> u64 {
     static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     let base = *BASE.get_or_init(|| instant);
@@ -368,12 +364,13 @@ impl Timeline {
     }
 }
 
-/// Converts the readings of a [`Timeline`] run, asked in the order read:
-/// its first mark, the marks `marks`, then `end`. A reading in the segment between marks
-/// `a` and `b` (its ticks at least `a`'s, below `b`'s) is `a` plus its
-/// ticks past `a` times the segment's nanoseconds per tick: one
-/// multiplication, the factor made once per segment. Consecutive asks for
-/// one reading (an attempt's end is the next one's start) convert it once.
+/// Converts the readings of a [`Timeline`] run (its first mark, the marks
+/// `marks`, then `end`), asked in the order read. A reading in the segment
+/// between marks `a` and `b` (its ticks at least `a`'s, below `b`'s) is
+/// `a` plus its ticks past `a` times the segment's nanoseconds per tick:
+/// one multiplication, the factor made once per segment. Consecutive asks
+/// for one reading (an attempt's end is the next one's start) convert it
+/// once.
 /// A run of one attempt (a chain's) reads only its first mark and its
 /// end: no segment is entered and nothing is divided.
 pub(crate) struct Instants<'a> {
