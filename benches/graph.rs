@@ -19,7 +19,9 @@
 //! `GRAPH_PROFILE=shape/threads/runs[/sync|/floor]` (shape: `lattice`, `fan` or `chain`;
 //! `/sync` for sync bodies, async ones otherwise; `/floor` for the floor loop, threads
 //! ignored) instead runs the shape's graph `runs` times outside criterion, each built untimed
-//! on the main thread, and prints the min and median ns per node of the runs; under
+//! on the main thread, and prints the min and median ns per node of the runs, then the same
+//! for the span from the first task's start to the last one's end (the wall time without the
+//! run's set-up, the worker's wake-up and the waiter's, read from the report); under
 //! `valgrind --tool=callgrind --separate-threads=yes` the worker thread's total divided by
 //! `runs * nodes` is the instructions per node that BENCHMARKS.md quotes:
 //!
@@ -258,22 +260,68 @@ fn profile_shape<S: GraphShape>(threads: usize, runs: usize, kind: Option<Kind>)
         return profile_floor::<S>(runs);
     };
     let rt = Fastexec::start(threads);
-    let ns_per_node: Vec<f64> = (0..runs.max(1))
+    let (ns_per_node, phases): (Vec<f64>, Vec<Phases>) = (0..runs.max(1))
         .map(|_| {
             let ran = Arc::new(AtomicUsize::new(0));
             let built = (build::<S>(&ran, kind), ran);
-            let start = std::time::Instant::now();
+            let (start, since) = (std::time::Instant::now(), std::time::SystemTime::now());
             let report = run_graph::<S>(&rt, built);
-            let ns = start.elapsed().as_nanos() as f64 / S::NODES as f64;
+            let wall = start.elapsed();
+            let phases = Phases::of(&report, since, wall);
             drop(report);
-            ns
+            (wall.as_nanos() as f64 / S::NODES as f64, phases)
         })
-        .collect();
+        .unzip();
     rt.shutdown();
-    print_runs::<S>(
-        &format!("{} at {threads} thread(s)", kind.row()),
-        ns_per_node,
-    );
+    let what = format!("{} at {threads} thread(s)", kind.row());
+    print_runs::<S>(&what, ns_per_node);
+    Phases::print::<S>(phases);
+}
+
+/// Where a run's wall time went, read from its report: from its start (`Graph::start`, read
+/// on the wall clock, `since` being the caller's reading) to the first task's start (the run's
+/// set-up and a worker's wake-up), from there to the last task's end (the tasks themselves,
+/// and the graph layer between them), and after (the waiting thread's wake-up, the rest of
+/// `wait_all` and `block_on`). The middle one is the graph layer's cost per node without the
+/// one-off wake-ups, which belong to the executor and the machine.
+struct Phases {
+    before_first: std::time::Duration,
+    tasks: std::time::Duration,
+    after_last: std::time::Duration,
+}
+
+impl Phases {
+    fn of(report: &Report<()>, since: std::time::SystemTime, wall: std::time::Duration) -> Self {
+        let first = report.tasks().iter().filter_map(|t| t.start).min();
+        let last = report.tasks().iter().filter_map(|t| t.end).max();
+        let (first, last) = (first.expect("tasks started"), last.expect("tasks ended"));
+        // From `block_on`'s call to `Graph::start`: a few microseconds, so zero if the two
+        // clocks disagree by more.
+        let before_run = report
+            .started_at()
+            .duration_since(since)
+            .unwrap_or_default();
+        Phases {
+            before_first: first,
+            tasks: last - first,
+            after_last: wall.saturating_sub(before_run + last),
+        }
+    }
+
+    fn print<S: GraphShape>(mut phases: Vec<Self>) {
+        let mid = phases.len() / 2;
+        let per_node = |d: std::time::Duration| d.as_nanos() as f64 / S::NODES as f64;
+        phases.sort_by_key(|p| p.tasks);
+        let (min, median) = (per_node(phases[0].tasks), per_node(phases[mid].tasks));
+        phases.sort_by_key(|p| p.before_first);
+        let before = phases[mid].before_first;
+        phases.sort_by_key(|p| p.after_last);
+        let after = phases[mid].after_last;
+        println!(
+            "  first start to last end: min {min:.0} ns per node, median {median:.0}; \
+             median {before:.0?} before the first start, {after:.0?} after the last end"
+        );
+    }
 }
 
 /// [`profile_shape`] of the floor loop (`common/floor.rs`), on the calling thread.
