@@ -608,6 +608,17 @@ pub(crate) struct Core<T> {
     /// another thread's arena costs the allocator several times a local
     /// free; nor on the runners' critical path at all.
     retired: Vec<Body<T>>,
+    /// An empty list with room, for the waiter's exchanges of lists
+    /// ([`Core::sweep_retired`]): made as the run starts
+    /// ([`Core::prepare_run`]), so that the first exchange allocates
+    /// nothing under the lock, and where the
+    /// waiter leaves its list once the run has ended
+    /// ([`Core::leave_list`]). So the waiter frees neither list on its way
+    /// out (they go with the run): freeing a big block makes glibc's
+    /// allocator first merge every small block freed since (the bodies the
+    /// waiter just dropped), which took 100 µs after the 100×100 lattice's
+    /// last task, and 6 ms after a million-task chain's (BENCHMARKS.md).
+    spare: Vec<Body<T>>,
     /// Bodies given back after the run ended, which its waiter can no
     /// longer take (see [`Core::give_back`]): the giver drops them, outside
     /// the lock ([`Core::take_late`]).
@@ -649,6 +660,7 @@ impl<T> Core<T> {
             spans: Vec::new(),
             finished_at: None,
             retired: Vec::new(),
+            spare: Vec::new(),
             late: Vec::new(),
             sweep_at: usize::MAX,
             unit: Arc::default(),
@@ -924,24 +936,40 @@ impl<T> Core<T> {
 
     /// Gives the run's waiter (`RunHandle::wait_all`) the bodies retired so
     /// far, to drop outside the lock while the run goes on, in exchange
-    /// for `spare` (its list emptied, to fill next: the runners push into
-    /// room the waiter's thread allocated), and has it called back
+    /// for `spare` (its list emptied, to fill next; on its first call, the
+    /// core's own [`Core::spare`]), and has it called back
     /// ([`Effects::sweep`]) once a runner records a batch with
     /// [`SWEEP_CHUNK`] or more retired (see [`Core::ask_sweep`]). Once the
-    /// run has ended, takes every body and leaves no list behind. Bodies
-    /// retired with no waiter armed wait for the next call.
+    /// run has ended, it takes every body, and hands its list back with
+    /// [`Core::leave_list`] once it has dropped them. Bodies retired with
+    /// no waiter armed wait for the next call.
     pub(crate) fn sweep_retired(&mut self, mut spare: Vec<Body<T>>) -> Vec<Body<T>> {
+        debug_assert!(spare.is_empty());
+        if spare.capacity() == 0 {
+            spare = mem::take(&mut self.spare);
+        }
         if self.live == 0 {
             self.sweep_at = usize::MAX;
-            return mem::take(&mut self.retired);
+        } else {
+            if spare.capacity() == 0 {
+                // A second waiter's first call (see `prepare_run`).
+                spare.reserve(self.live.min(2 * SWEEP_CHUNK));
+            }
+            self.sweep_at = SWEEP_CHUNK;
         }
-        if spare.capacity() == 0 {
-            // The waiter's first call: room for a chunk and what retires
-            // while the waiter drops the one before it.
-            spare.reserve(self.live.min(2 * SWEEP_CHUNK));
-        }
-        self.sweep_at = SWEEP_CHUNK;
         mem::replace(&mut self.retired, spare)
+    }
+
+    /// The waiter's list, emptied, once the run has ended (see
+    /// [`Core::spare`]): the core keeps the larger of it and its own spare
+    /// list, and returns the other (most often one that never had room),
+    /// for the caller to drop outside the lock.
+    pub(crate) fn leave_list(&mut self, mut list: Vec<Body<T>>) -> Vec<Body<T>> {
+        debug_assert!(list.is_empty());
+        if list.capacity() > self.spare.capacity() {
+            mem::swap(&mut list, &mut self.spare);
+        }
+        list
     }
 
     /// Asks the waiter to come for the retired bodies if enough have
@@ -1020,9 +1048,10 @@ impl<T> Core<T> {
     /// (a runner keeps one worker busy; more would only take turns on the
     /// same workers and meet on the lock), and sizes the list of retired
     /// bodies for the tasks there are, so that it does not grow (and copy)
-    /// while tasks run. (`spans` is not sized: most tasks write no record
-    /// there.) A run with no task finishes as it starts, at `t0`: no task's
-    /// end will say when.
+    /// while tasks run, and the spare list the waiter takes in exchange
+    /// for the first bodies retired ([`Core::spare`]). (`spans` is not
+    /// sized: most tasks write no record there.) A run with no task
+    /// finishes as it starts, at `t0`: no task's end will say when.
     pub(crate) fn prepare_run(&mut self, workers: Option<usize>, t0: Instant, fx: &mut Effects<T>) {
         if self.live == 0 {
             self.finished_at = Some(t0);
@@ -1032,6 +1061,9 @@ impl<T> Core<T> {
             self.max_runners = self.max_runners.min(workers);
         }
         self.retired.reserve(self.nodes.len());
+        // Room for a chunk and what retires while the waiter drops the
+        // one before it.
+        self.spare.reserve(self.live.min(2 * SWEEP_CHUNK));
         self.wake_runners(fx);
     }
 
@@ -2315,6 +2347,43 @@ mod tests {
         assert!(core.index.capacity() >= 100);
         assert!(core.retired.capacity() >= 100);
         assert!(matches!(&core.ready, Ready::Fifo(queue) if queue.capacity() >= 100));
+    }
+
+    #[test]
+    fn the_waiter_swaps_lists_with_the_run_and_leaves_it_the_larger_one_at_the_end() {
+        let mut core = Core::<u32>::new(&SchedulerConfig::new());
+        let mut tasks: Vec<_> = (0..3)
+            .map(|n| Task::sync(format!("t{n}").as_str(), move |_| Ok(n)))
+            .collect();
+        let _ = core
+            .add(&mut tasks, false)
+            .map_err(|e| e.to_string())
+            .unwrap();
+        let t0 = Instant::now();
+        core.prepare_run(Some(1), t0, &mut Effects::default());
+        let spare_room = core.spare.capacity();
+        assert!(spare_room >= 3, "room for every task, up to two chunks");
+        // While the run goes on, the waiter's first exchange takes what was
+        // retired (nothing yet) and gives the runners the spare list.
+        let first = core.sweep_retired(Vec::new());
+        assert!(first.is_empty() && first.capacity() >= 3);
+        assert_eq!(core.retired.capacity(), spare_room);
+        assert_eq!(core.spare.capacity(), 0, "taken, not copied");
+        // Every task ends (stopped before it started): the last exchange
+        // takes every body, and keeps the waiter's list in the run.
+        drop(core.stop(t0));
+        let mut last = core.sweep_retired(first);
+        assert_eq!(last.len(), 3, "every body retired");
+        last.clear();
+        let room = last.capacity();
+        let given_back = core.leave_list(last);
+        assert_eq!(
+            core.spare.capacity(),
+            room,
+            "the run keeps the list with room"
+        );
+        assert_eq!(given_back.capacity(), 0, "the waiter frees no list");
+        assert!(core.retired.capacity() >= 3);
     }
 
     #[test]

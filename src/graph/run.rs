@@ -1936,7 +1936,7 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     /// and the report is returned all the same.
     pub async fn wait_all(&self) -> Report<T> {
         // The runners fill this list next while the last one is dropped
-        // (given room by the first sweep).
+        // (from the first sweep on, which takes the core's spare list).
         let mut spare = Vec::new();
         loop {
             // Reached by every `notify_all` from here on, polled or not.
@@ -1947,6 +1947,10 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
             };
             drop_bodies_keeping(&mut bodies);
             if done {
+                // The emptied list stays with the run (see `Core::spare`);
+                // the one given back is dropped after the lock.
+                let other = self.shared.lock().leave_list(bodies);
+                drop(other);
                 break;
             }
             spare = bodies;
