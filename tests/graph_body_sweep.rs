@@ -17,7 +17,7 @@ use support::{fixed_backoff, within, DropCounter, Gate, PanicOnDrop};
 
 /// Tasks between the early ones and the last: several times the chunk the
 /// waiter takes at a time.
-const FILLERS: usize = 4_000;
+const FILLERS: usize = 16_000;
 
 /// Opens its gate when dropped.
 struct OpenOnDrop(Gate);
@@ -108,7 +108,7 @@ fn a_capture_panicking_in_a_sweep_neither_stops_the_others_nor_the_run() {
 }
 
 /// Tasks of the large run below: several chunks' worth.
-const MANY: usize = 3_000;
+const MANY: usize = 12_000;
 
 #[test]
 fn every_body_is_dropped_once_in_a_large_run_with_retries_and_failures() {
