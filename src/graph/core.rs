@@ -611,13 +611,14 @@ pub(crate) struct Core<T> {
     /// An empty list with room, for the waiter's exchanges of lists
     /// ([`Core::sweep_retired`]): made as the run starts
     /// ([`Core::prepare_run`]), so that the first exchange allocates
-    /// nothing under the lock, and where the
-    /// waiter leaves its list once the run has ended
-    /// ([`Core::leave_list`]). So the waiter frees neither list on its way
-    /// out (they go with the run): freeing a big block makes glibc's
-    /// allocator first merge every small block freed since (the bodies the
-    /// waiter just dropped), which took 100 µs after the 100×100 lattice's
-    /// last task, and 6 ms after a million-task chain's (BENCHMARKS.md).
+    /// nothing under the lock, and where the waiter leaves its list once
+    /// the run has ended ([`Core::leave_list`]). So the waiter frees
+    /// neither list on its way out: they go with the run, or when its
+    /// report is first read ([`Core::take_empty_lists`]). Freeing a big
+    /// block makes glibc's allocator first merge every small block freed
+    /// since (the bodies the waiter just dropped), which took 100 µs after
+    /// the 100×100 lattice's last task, and 1–7 ms after a million-task
+    /// chain's (BENCHMARKS.md).
     spare: Vec<Body<T>>,
     /// Bodies given back after the run ended, which its waiter can no
     /// longer take (see [`Core::give_back`]): the giver drops them, outside
@@ -985,6 +986,14 @@ impl<T> Core<T> {
             self.sweep_at = usize::MAX;
             fx.sweep = true;
         }
+    }
+
+    /// The lists of retired bodies, if the run has ended and they are
+    /// empty (its waiter has dropped every body): for its report to free
+    /// when it is first read (see [`Core::spare`]).
+    pub(crate) fn take_empty_lists(&mut self) -> Option<[Vec<Body<T>>; 2]> {
+        let ended = self.live == 0 && self.retired.is_empty();
+        ended.then(|| [mem::take(&mut self.retired), mem::take(&mut self.spare)])
     }
 
     /// Whether a body was given back after the run ended (see
@@ -2355,7 +2364,7 @@ mod tests {
     }
 
     #[test]
-    fn the_waiter_swaps_lists_with_the_run_and_leaves_it_the_larger_one_at_the_end() {
+    fn the_waiter_swaps_lists_with_the_run_leaves_it_the_larger_one_and_the_report_frees_them() {
         let mut core = Core::<u32>::new(&SchedulerConfig::new());
         let mut tasks: Vec<_> = (0..3)
             .map(|n| Task::sync(format!("t{n}").as_str(), move |_| Ok(n)))
@@ -2377,6 +2386,7 @@ mod tests {
         // Every task ends (stopped before it started): the last exchange
         // takes every body, and keeps the waiter's list in the run.
         drop(core.stop(t0));
+        assert!(core.take_empty_lists().is_none(), "bodies not dropped yet");
         let mut last = core.sweep_retired(first);
         assert_eq!(last.len(), 3, "every body retired");
         last.clear();
@@ -2389,6 +2399,10 @@ mod tests {
         );
         assert_eq!(given_back.capacity(), 0, "the waiter frees no list");
         assert!(core.retired.capacity() >= 3);
+        // The report, read for the first time, frees them.
+        let lists = core.take_empty_lists().expect("every body dropped");
+        assert!(lists[0].capacity() >= 3 && lists[1].capacity() == room);
+        assert_eq!(core.retired.capacity() + core.spare.capacity(), 0);
     }
 
     #[test]

@@ -281,6 +281,11 @@ impl<T> Report<T> {
     fn tables(&self) -> &Tables<T> {
         self.tables.get_or_init(|| {
             let run = self.run.as_ref().expect("unbuilt tables have a run");
+            // The run's empty lists of bodies are freed here (outside the
+            // lock, before the tables take their room) rather than by the
+            // run's waiter on its way out (see `Core::spare`).
+            let lists = run.lock().take_empty_lists();
+            drop(lists);
             Tables::build(&run.lock(), run.t0)
         })
     }
