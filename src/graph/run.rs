@@ -1928,7 +1928,7 @@ impl<T: Send + Sync + 'static> RunHandle<T> {
     ///
     /// It drops the bodies of tasks that ended (and what they captured),
     /// which the run keeps for retries until then: while it waits, a chunk
-    /// at a time (every thousand or so), and the rest once the run has
+    /// at a time (every few thousand), and the rest once the run has
     /// ended. So captures go as the run goes rather than all at its end,
     /// and on this caller's thread, which most often built the graph (its
     /// allocator frees them fastest), while the workers run tasks. A panic
