@@ -697,8 +697,8 @@ const MIN_DISPATCH_WAIT: Duration = Duration::from_millis(1);
 /// goes on (see [`Core::sweep_retired`]). Each sweep costs the runner that
 /// asks for it a wake-up of the waiter, most often asleep: 10–12 µs of the
 /// runner's time on a VM whose idle vCPUs halt (one IPI through the
-/// hypervisor), ~10 ns per body at 1024 a chunk. At 4096 the sync lattice
-/// and the chain ran 8–10 ns per node faster (BENCHMARKS.md); a waiter then
+/// hypervisor), ~10 ns per body at 1024 a chunk. At 4096 the lattice
+/// and the chain ran 10–12 ns per node faster (BENCHMARKS.md); a waiter then
 /// holds up to two chunks of bodies, and drops up to one after the run.
 pub(crate) const SWEEP_CHUNK: usize = 4096;
 
