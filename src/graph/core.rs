@@ -616,9 +616,9 @@ pub(crate) struct Core<T> {
     /// neither list on its way out: they go with the run, or when its
     /// report is first read ([`Core::take_empty_lists`]). Freeing a big
     /// block makes glibc's allocator first merge every small block freed
-    /// since (the bodies the waiter just dropped), which took 100 µs after
-    /// the 100×100 lattice's last task, and 1–7 ms after a million-task
-    /// chain's (BENCHMARKS.md).
+    /// since (the bodies the waiter just dropped), which took ~100 µs
+    /// after the 100×100 lattice's last task, and 3–7 ms after a
+    /// million-task chain's (BENCHMARKS.md).
     spare: Vec<Body<T>>,
     /// Bodies given back after the run ended, which its waiter can no
     /// longer take (see [`Core::give_back`]): the giver drops them, outside
@@ -958,12 +958,18 @@ impl<T> Core<T> {
             self.sweep_at = usize::MAX;
         } else {
             if spare.capacity() == 0 {
-                // A second waiter's first call (see `prepare_run`).
-                spare.reserve(self.live.min(2 * SWEEP_CHUNK));
+                // A second waiter's first call.
+                spare.reserve(self.exchange_room());
             }
             self.sweep_at = SWEEP_CHUNK;
         }
         mem::replace(&mut self.retired, spare)
+    }
+
+    /// The room a list the waiter hands over needs: a chunk, and what
+    /// retires while the waiter drops the one before it.
+    fn exchange_room(&self) -> usize {
+        self.live.min(2 * SWEEP_CHUNK)
     }
 
     /// The waiter's list, emptied, once the run has ended (see
@@ -1075,9 +1081,7 @@ impl<T> Core<T> {
             self.max_runners = self.max_runners.min(workers);
         }
         self.retired.reserve(self.nodes.len());
-        // Room for a chunk and what retires while the waiter drops the
-        // one before it.
-        self.spare.reserve(self.live.min(2 * SWEEP_CHUNK));
+        self.spare.reserve(self.exchange_room());
         self.wake_runners(fx);
     }
 
