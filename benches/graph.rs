@@ -10,15 +10,18 @@
 //!
 //!     cargo bench --bench graph -- [FILTER] [--warm-up-time 1 --measurement-time 3]
 //!
-//! At 1 thread a `floor` row runs each shape in a plain single-threaded loop that does per node
-//! only what a graph's report needs (one clock reading, the body called through its box, the
-//! task's record, its dependents' counters; the bodies dropped at the end): no lock, no
-//! executor, no state machine (`common/floor.rs`). No graph layer that reports every task's
-//! times can run faster on the machine at hand.
+//! At 1 thread two `floor` rows run each shape in a plain single-threaded loop, with no lock,
+//! no executor and no state machine (`common/floor.rs`). Row `floor` does per node what a
+//! graph's report needs, all on one thread (one `Instant::now`, the body called through its
+//! box, the task's record, its dependents' counters; the bodies dropped at the end). A graph
+//! run can come in under it: its worker reads the time-stamp counter instead of the clock and
+//! its waiting thread drops the bodies. Row `floor-bare` keeps only what no worker can skip
+//! (the body's call, its outcome, the counters; no clock, bodies dropped untimed): no graph
+//! layer's span from first task to last can be shorter on the machine at hand.
 //!
-//! `GRAPH_PROFILE=shape/threads/runs[/sync|/floor]` (shape: `lattice`, `fan` or `chain`;
-//! `/sync` for sync bodies, async ones otherwise; `/floor` for the floor loop, threads
-//! ignored) instead runs the shape's graph `runs` times outside criterion, each built untimed
+//! `GRAPH_PROFILE=shape/threads/runs[/sync|/floor|/floor-bare]` (shape: `lattice`, `fan` or
+//! `chain`; `/sync` for sync bodies, async ones otherwise; `/floor` and `/floor-bare` for the
+//! floor loops, threads ignored) instead runs the shape's graph `runs` times outside criterion, each built untimed
 //! on the main thread, and prints the min and median ns per node of the runs, then the same
 //! for the span from the first task's start to the last one's end (the wall time without the
 //! run's set-up, the worker's wake-up and the waiter's, read from the report); under
@@ -155,6 +158,13 @@ fn bench_graph<S: GraphShape>(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("floor", 1), |b| {
         b.iter_batched(Floor::build::<S>, Floor::run::<S>, BatchSize::PerIteration)
     });
+    group.bench_function(BenchmarkId::new("floor-bare", 1), |b| {
+        b.iter_batched(
+            Floor::build::<S>,
+            Floor::run_bare::<S>,
+            BatchSize::PerIteration,
+        )
+    });
     // Building the graph (ids, validation, index), single-threaded, no executor.
     group.bench_function(BenchmarkId::new("fastexec-graph-build", 1), |b| {
         let ran = Arc::new(AtomicUsize::new(0));
@@ -234,30 +244,43 @@ fn main() {
     c.final_summary();
 }
 
-/// `GRAPH_PROFILE=shape/threads/runs[/sync|/floor]`: see the module docs.
+/// What a `GRAPH_PROFILE` runs: the graph with one kind of body, or one of the floor loops.
+#[derive(Clone, Copy)]
+enum Profiled {
+    Graph(Kind),
+    Floor { bare: bool },
+}
+
+/// `GRAPH_PROFILE=shape/threads/runs[/sync|/floor|/floor-bare]`: see the module docs.
 fn profile(spec: &str) {
     let parts: Vec<&str> = spec.split('/').collect();
-    let (shape, threads, runs, kind) = match parts[..] {
-        [shape, threads, runs] => (shape, threads, runs, Some(Kind::Async)),
-        [shape, threads, runs, "sync"] => (shape, threads, runs, Some(Kind::Sync)),
-        [shape, threads, runs, "floor"] => (shape, threads, runs, None),
-        _ => panic!("GRAPH_PROFILE={spec:?}: expected shape/threads/runs[/sync|/floor]"),
+    let (shape, threads, runs, what) = match parts[..] {
+        [shape, threads, runs] => (shape, threads, runs, Profiled::Graph(Kind::Async)),
+        [shape, threads, runs, "sync"] => (shape, threads, runs, Profiled::Graph(Kind::Sync)),
+        [shape, threads, runs, "floor"] => (shape, threads, runs, Profiled::Floor { bare: false }),
+        [shape, threads, runs, "floor-bare"] => {
+            (shape, threads, runs, Profiled::Floor { bare: true })
+        }
+        _ => {
+            panic!("GRAPH_PROFILE={spec:?}: expected shape/threads/runs[/sync|/floor|/floor-bare]")
+        }
     };
     let threads: usize = threads
         .parse()
         .expect("GRAPH_PROFILE threads: a whole number");
     let runs: usize = runs.parse().expect("GRAPH_PROFILE runs: a whole number");
     match shape {
-        "lattice" => profile_shape::<Lattice>(threads, runs, kind),
-        "fan" => profile_shape::<FanOutIn>(threads, runs, kind),
-        "chain" => profile_shape::<Chain>(threads, runs, kind),
+        "lattice" => profile_shape::<Lattice>(threads, runs, what),
+        "fan" => profile_shape::<FanOutIn>(threads, runs, what),
+        "chain" => profile_shape::<Chain>(threads, runs, what),
         _ => panic!("GRAPH_PROFILE: unknown shape {shape:?} (lattice, fan or chain)"),
     }
 }
 
-fn profile_shape<S: GraphShape>(threads: usize, runs: usize, kind: Option<Kind>) {
-    let Some(kind) = kind else {
-        return profile_floor::<S>(runs);
+fn profile_shape<S: GraphShape>(threads: usize, runs: usize, what: Profiled) {
+    let kind = match what {
+        Profiled::Graph(kind) => kind,
+        Profiled::Floor { bare } => return profile_floor::<S>(runs, bare),
     };
     let rt = Fastexec::start(threads);
     let (ns_per_node, phases): (Vec<f64>, Vec<Phases>) = (0..runs.max(1))
@@ -324,19 +347,25 @@ impl Phases {
     }
 }
 
-/// [`profile_shape`] of the floor loop (`common/floor.rs`), on the calling thread.
-fn profile_floor<S: GraphShape>(runs: usize) {
+/// [`profile_shape`] of a floor loop (`common/floor.rs`, the bare one if `bare`), on the
+/// calling thread.
+fn profile_floor<S: GraphShape>(runs: usize, bare: bool) {
     let ns_per_node = (0..runs.max(1))
         .map(|_| {
             let floor = Floor::build::<S>();
             let start = std::time::Instant::now();
-            let records = floor.run::<S>();
+            let kept = if bare {
+                floor.run_bare::<S>()
+            } else {
+                (floor.run::<S>(), Vec::new())
+            };
             let ns = start.elapsed().as_nanos() as f64 / S::NODES as f64;
-            drop(records);
+            drop(kept);
             ns
         })
         .collect();
-    print_runs::<S>("floor, one thread", ns_per_node);
+    let what = if bare { "bare floor" } else { "floor" };
+    print_runs::<S>(&format!("{what}, one thread"), ns_per_node);
 }
 
 /// Prints the min and median of `ns_per_node`, one figure per run.
