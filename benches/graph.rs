@@ -3,7 +3,8 @@
 //! worker threads: a million-node chain, a fan-out/fan-in (1 -> 10,000 -> 1) and the 100×100
 //! lattice. Criterion reports time per node (`Throughput::Elements`). The graph runs with both
 //! body kinds: async (`Task::new`, row `fastexec-graph`) and sync (`Task::sync`, row
-//! `fastexec-graph-sync`), each counting itself in an atomic.
+//! `fastexec-graph-sync`), each counting itself in an atomic on a cache line of its own
+//! ([`Tally`]).
 //!
 //! Before the timed benches it prints the peak heap bytes per node of one run of each shape
 //! (graph built and run, report taken), from the counting allocator in `common/alloc.rs`.
@@ -85,7 +86,7 @@ impl Kind {
     }
 
     /// Task `id`, whose body counts itself in `ran`.
-    fn task(self, id: &TaskId, ran: Arc<AtomicUsize>) -> Task<()> {
+    fn task(self, id: &TaskId, ran: Arc<Tally>) -> Task<()> {
         match self {
             Kind::Async => Task::new(id, move |_| {
                 ran.fetch_add(1, Relaxed);
@@ -99,9 +100,27 @@ impl Kind {
     }
 }
 
+/// The count a graph's bodies bump, on a cache line of its own (two on x86-64, whose
+/// prefetcher fetches lines in pairs). In an `Arc` the reference counts sit just before the
+/// value, and a run's waiting thread decrements them (dropping bodies, each holding a clone)
+/// while the worker's bodies bump the count: on one line, the bench's own bookkeeping made
+/// the line move between the two cores. Padded, the sync lattice's wall time at 1 thread
+/// went down by 4 ns per node (10 interleaved rounds, means of per-run minima; BENCHMARKS.md).
+#[repr(align(128))]
+#[derive(Default)]
+struct Tally(AtomicUsize);
+
+impl std::ops::Deref for Tally {
+    type Target = AtomicUsize;
+
+    fn deref(&self) -> &AtomicUsize {
+        &self.0
+    }
+}
+
 /// The shape as a graph: node `i` is task `"i"`, after its predecessors; each body counts
 /// itself in `ran`. Tasks are added one at a time in index order (a topological order).
-fn build<S: DagShape>(ran: &Arc<AtomicUsize>, kind: Kind) -> Graph<()> {
+fn build<S: DagShape>(ran: &Arc<Tally>, kind: Kind) -> Graph<()> {
     let mut preds: Vec<Vec<u32>> = vec![Vec::new(); S::NODES];
     for idx in 0..S::NODES {
         S::successors(idx, |next| preds[next].push(idx as u32));
@@ -119,7 +138,7 @@ fn build<S: DagShape>(ran: &Arc<AtomicUsize>, kind: Kind) -> Graph<()> {
 /// Runs a built graph on `rt`, checks that every node ran once and returns the report, for the
 /// caller to drop untimed (criterion's `iter_batched` drops what a routine returns after its
 /// measurement).
-fn run_graph<S: DagShape>(rt: &Fastexec, (g, ran): (Graph<()>, Arc<AtomicUsize>)) -> Report<()> {
+fn run_graph<S: DagShape>(rt: &Fastexec, (g, ran): (Graph<()>, Arc<Tally>)) -> Report<()> {
     let report = rt.block_on(g.run());
     assert_eq!(ran.load(Relaxed), S::NODES, "not every node ran");
     report
@@ -137,7 +156,7 @@ fn bench_graph<S: GraphShape>(c: &mut Criterion) {
             group.bench_function(BenchmarkId::new(kind.row(), threads), |b| {
                 b.iter_batched(
                     || {
-                        let ran = Arc::new(AtomicUsize::new(0));
+                        let ran = Arc::new(Tally::default());
                         (build::<S>(&ran, kind), ran)
                     },
                     |built| run_graph::<S>(&rt, built),
@@ -167,7 +186,7 @@ fn bench_graph<S: GraphShape>(c: &mut Criterion) {
     });
     // Building the graph (ids, validation, index), single-threaded, no executor.
     group.bench_function(BenchmarkId::new("fastexec-graph-build", 1), |b| {
-        let ran = Arc::new(AtomicUsize::new(0));
+        let ran = Arc::new(Tally::default());
         b.iter_batched(
             || (),
             |()| build::<S>(&ran, Kind::Async),
@@ -203,7 +222,7 @@ fn memory_row<S: GraphShape>() {
     let per_node = |bytes: isize| bytes as f64 / S::NODES as f64;
     let graph = |kind| {
         measure_peak(|| {
-            let ran = Arc::new(AtomicUsize::new(0));
+            let ran = Arc::new(Tally::default());
             let report = fastexec.block_on(build::<S>(&ran, kind).run());
             assert!(report.is_success());
         })
@@ -285,7 +304,7 @@ fn profile_shape<S: GraphShape>(threads: usize, runs: usize, what: Profiled) {
     let rt = Fastexec::start(threads);
     let (ns_per_node, phases): (Vec<f64>, Vec<Phases>) = (0..runs.max(1))
         .map(|_| {
-            let ran = Arc::new(AtomicUsize::new(0));
+            let ran = Arc::new(Tally::default());
             let built = (build::<S>(&ran, kind), ran);
             let (start, since) = (std::time::Instant::now(), std::time::SystemTime::now());
             let report = run_graph::<S>(&rt, built);
