@@ -22,12 +22,13 @@
 //!
 //! `GRAPH_PROFILE=shape/threads/runs[/sync|/floor|/floor-bare]` (shape: `lattice`, `fan` or
 //! `chain`; `/sync` for sync bodies, async ones otherwise; `/floor` and `/floor-bare` for the
-//! floor loops, threads ignored) instead runs the shape's graph `runs` times outside criterion, each built untimed
-//! on the main thread, and prints the min and median ns per node of the runs, then the same
-//! for the span from the first task's start to the last one's end (the wall time without the
-//! run's set-up, the worker's wake-up and the waiter's, read from the report); under
-//! `valgrind --tool=callgrind --separate-threads=yes` the worker thread's total divided by
-//! `runs * nodes` is the instructions per node that BENCHMARKS.md quotes:
+//! floor loops, threads ignored) instead runs the shape's graph `runs` times outside
+//! criterion, each built untimed on the main thread, and prints the min and median ns per
+//! node of the runs, then the same for the span from the first task's start to the last one's
+//! end (the wall time without the run's set-up, the worker's wake-up and the waiter's, read
+//! from the report); under `valgrind --tool=callgrind --separate-threads=yes` the worker
+//! thread's total divided by `runs * nodes` is the instructions per node that BENCHMARKS.md
+//! quotes:
 //!
 //!     GRAPH_PROFILE=lattice/1/10 cargo bench --bench graph
 
