@@ -384,7 +384,7 @@ fn profile_floor<S: GraphShape>(runs: usize, bare: bool) {
             ns
         })
         .collect();
-    let what = if bare { "bare floor" } else { "floor" };
+    let what = if bare { "floor-bare" } else { "floor" };
     print_runs::<S>(&format!("{what}, one thread"), ns_per_node);
 }
 

@@ -616,9 +616,9 @@ pub(crate) struct Core<T> {
     /// neither list on its way out: they go with the run, or when its
     /// report is first read ([`Core::take_empty_lists`]). Freeing a big
     /// block makes glibc's allocator first merge every small block freed
-    /// since (the bodies the waiter just dropped), which took ~100 µs
-    /// after the 100×100 lattice's last task, and 3–7 ms after a
-    /// million-task chain's (BENCHMARKS.md).
+    /// since (the bodies the waiter just dropped), which took 26–212 µs
+    /// (median 106) after the 100×100 lattice's last task, and 3.3–6.6 ms
+    /// after a million-task chain's (BENCHMARKS.md).
     spare: Vec<Body<T>>,
     /// Bodies given back after the run ended, which its waiter can no
     /// longer take (see [`Core::give_back`]): the giver drops them, outside
