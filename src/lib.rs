@@ -88,6 +88,7 @@ pub mod deps;
 mod executor;
 mod ext;
 pub mod graph;
+mod hint;
 mod hooks;
 mod idle;
 pub mod metrics;

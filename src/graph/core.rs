@@ -26,6 +26,23 @@
 //! hot lines. A first attempt that completes writes no attempt record of
 //! its own: the node's times and worker are its record (see [`Span`]).
 //!
+//! # Prefetching
+//!
+//! Those transfers are misses the runner would take one after the other,
+//! each stalling it: in a lattice, a node's second line when it is begun,
+//! its body's captures when the body is called, and a dependent's node the
+//! first time a completion releases it. So the runner asks for them ahead
+//! ([`crate::hint`]), and they arrive while it does other work: when a
+//! completion makes a node ready, the node's other line and its body's
+//! captures; when a node is begun, its dependents' nodes, which its record
+//! will write after its body ran. Only along short lists of dependents (the
+//! inline ones, two or fewer): a task that releases thousands at once (a
+//! fan-out's root) would ask for more lines than stay in the cache until
+//! they are needed, and a fan-out's nodes, contiguous and taken in order,
+//! are what the CPU's own prefetcher already follows. A prefetch changes
+//! no value, only when a line arrives. (Measured: BENCHMARKS.md,
+//! "Prefetching the next nodes".)
+//!
 //! # Bodies, options and names
 //!
 //! A node holds its body until it ends. An attempt borrows it: taken under
@@ -1694,15 +1711,15 @@ impl<T> Core<T> {
         match &done[i as usize].dependents {
             Edges::Inline { len, ids } => {
                 if *len > 0 {
-                    release_one(later, ready, cold, i, ids[0], now);
+                    release_one::<true, T>(later, ready, cold, i, ids[0], now);
                     if *len > 1 {
-                        release_one(later, ready, cold, i, ids[1], now);
+                        release_one::<true, T>(later, ready, cold, i, ids[1], now);
                     }
                 }
             }
             Edges::Heap(ids) => {
                 for &d in ids {
-                    release_one(later, ready, cold, i, d, now);
+                    release_one::<false, T>(later, ready, cold, i, d, now);
                 }
             }
         }
@@ -2243,8 +2260,16 @@ impl<T> Core<T> {
 /// Node `i` completed: decrements the counter of unmet dependencies of
 /// its dependent `d` (in `later`, the nodes after `i`) and queues it if
 /// that reaches zero (see [`Core::release_dependents`]).
+///
+/// With `PREFETCH`, a node it queues has the rest of its lines and its
+/// body's captures fetched now, so that they are in the runner's cache when
+/// the node is begun and its body called, rather than missed then one by
+/// one: built by another thread, they are in that core's cache or beyond.
+/// Only for nodes with a short list of dependents (see "Prefetching" in
+/// the module docs): a node that releases thousands at once would ask for
+/// more lines than the cache keeps until they are begun.
 #[inline(always)]
-fn release_one<T>(
+fn release_one<const PREFETCH: bool, T>(
     later: &mut [Node<T>],
     ready: &mut Ready,
     cold: &mut [Cold],
@@ -2257,6 +2282,12 @@ fn release_one<T>(
         dep.unmet -= 1;
         if dep.unmet == 0 {
             dep.state = TaskState::Ready;
+            if PREFETCH {
+                crate::hint::prefetch_pair(dep);
+                if let Some(body) = &dep.body {
+                    crate::hint::prefetch(&**body);
+                }
+            }
             ready.push(d, dep, cold, now);
         }
     } else if dep.paused_from == Some(PausedFrom::Pending) {
@@ -2293,6 +2324,15 @@ fn begin_attempt<T>(
             }),
         )
     };
+    // Its dependents' nodes, which its record will write, fetched while
+    // its body runs (the inline list only: see `release_one`).
+    if let Edges::Inline { len, ids } = &nodes[i as usize].dependents {
+        for &d in &ids[..*len as usize] {
+            if let Some(dep) = nodes.get(d as usize) {
+                crate::hint::prefetch(dep);
+            }
+        }
+    }
     let node = &mut nodes[i as usize];
     node.state = TaskState::Running;
     node.attempts += 1;
