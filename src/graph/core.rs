@@ -164,6 +164,7 @@ use super::edges::Edges;
 use super::inputs::Outputs;
 use super::policy::{Budget, Change, DeferredWake};
 use super::report::AttemptOutcome as Outcome;
+use super::slots::{StartSlot, Starts};
 use super::task::{Body, Task};
 use super::validate::{validate, Dep, Plan};
 use super::{Blocked, Demand, PauseControl, PauseError, PausedFrom, ReadySet, SchedulerConfig};
@@ -474,7 +475,9 @@ impl<T> Release<T> {
 
 /// Everything an attempt needs, taken under the lock. Its `body` is lent:
 /// whoever calls it gives it back ([`Core::give_back`]) at its next lock
-/// acquisition.
+/// acquisition. A runner's batch keeps its attempts field by field in
+/// slots instead ([`Starts`], see `slots.rs`); whole `AttemptStart`s are
+/// what a retry, a hand-off and the slots' slow paths move.
 ///
 /// Laid out by hand (`repr(C)`): an attempt is moved whole, in 16-byte
 /// pieces, and then read field by field; a 16-byte read across two of
@@ -1197,7 +1200,7 @@ impl<T> Core<T> {
         &mut self,
         now: Instant,
         lane: u32,
-        batch: &mut Vec<AttemptStart<T>>,
+        batch: &mut Starts<T>,
         fx: &mut Effects<T>,
     ) -> bool {
         if let Ready::Fifo(queue) = &mut self.ready {
@@ -1213,7 +1216,7 @@ impl<T> Core<T> {
                 };
                 // Nodes cancelled while queued are skipped.
                 if nodes[i as usize].state == TaskState::Ready {
-                    batch.push(begin_attempt(nodes, cold, spans, i, now, lane));
+                    batch.push_with(|slot| begin_attempt(nodes, cold, spans, i, now, lane, slot));
                 }
             }
             if batch.is_empty() {
@@ -1518,7 +1521,17 @@ impl<T> Core<T> {
     /// inputs (see [`begin_attempt`]).
     #[inline(always)]
     fn start_attempt(&mut self, i: u32, now: Instant, lane: u32) -> AttemptStart<T> {
-        begin_attempt(&mut self.nodes, &self.cold, &mut self.spans, i, now, lane)
+        let mut slot = StartSlot::empty();
+        begin_attempt(
+            &mut self.nodes,
+            &self.cold,
+            &mut self.spans,
+            i,
+            now,
+            lane,
+            &mut slot,
+        );
+        slot.take()
     }
 
     /// Records how an attempt of node `i` ended. Returns the wait before the
@@ -2298,7 +2311,8 @@ fn release_one<const PREFETCH: bool, T>(
 
 /// [`Core::start_attempt`] on the core's parts, borrowed apart (see
 /// [`Core::next_attempts`]): marks node `i` running, opens its attempt's
-/// span and gathers its inputs. (Always inlined: with two callers, a
+/// span and gathers its inputs, into `slot`, field by field (see
+/// `slots.rs` for why in place). (Always inlined: with two callers, a
 /// plain `#[inline]` left it a call, which cost the runner's dispatch ~26
 /// instructions per task.)
 #[inline(always)]
@@ -2309,9 +2323,10 @@ fn begin_attempt<T>(
     i: u32,
     now: Instant,
     lane: u32,
-) -> AttemptStart<T> {
+    slot: &mut StartSlot<T>,
+) {
     let node = &nodes[i as usize];
-    let outputs = if is_unit::<T>() {
+    slot.outputs = if is_unit::<T>() {
         // Nothing to gather: the inputs read the shared output.
         Outputs::Unit(node.n_deps as usize)
     } else {
@@ -2337,14 +2352,12 @@ fn begin_attempt<T>(
     node.state = TaskState::Running;
     node.attempts += 1;
     node.start.get_or_insert(now);
-    let start = AttemptStart {
-        node: i,
-        body: node.body.take().expect("a body lent is given back"),
-        timeout: node.timeout,
-        attempt: node.attempts,
-        outputs,
-    };
-    if start.attempt == 1 {
+    let attempt = node.attempts;
+    slot.node = i;
+    slot.attempt = attempt;
+    slot.body = Some(node.body.take().expect("a body lent is given back"));
+    slot.timeout = node.timeout;
+    if attempt == 1 {
         // Kept in the node (see `Span`).
         node.record = RECORD_IN_NODE;
         node.lane = lane;
@@ -2352,7 +2365,7 @@ fn begin_attempt<T>(
         node.record = u32::try_from(spans.len()).expect("more than u32::MAX attempts");
         spans.push(Span {
             node: i,
-            attempt: start.attempt,
+            attempt,
             start: now,
             end: None,
             lane,
@@ -2360,7 +2373,6 @@ fn begin_attempt<T>(
             ran: true,
         });
     }
-    start
 }
 
 fn outcome_of(error: &TaskError) -> Outcome {
@@ -2492,14 +2504,14 @@ mod tests {
             .map_err(|e| e.to_string())
             .unwrap();
         core.prepare_run(Some(2), t0, &mut fx);
-        let mut batch = Vec::new();
+        let mut batch = Starts::with_capacity(1);
         assert!(
             core.next_attempts(t0, 0, &mut batch, &mut fx),
             "`hold` starts"
         );
         let (mut now, mut arms) = (t0, 0);
         let mut fx = Effects::default();
-        while !core.next_attempts(now, 0, &mut Vec::new(), &mut fx) {
+        while !core.next_attempts(now, 0, &mut Starts::with_capacity(1), &mut fx) {
             let Some((at, number)) = armed(&fx) else {
                 break;
             };
@@ -2519,7 +2531,7 @@ mod tests {
             .map_err(|e| e.to_string())
             .unwrap();
         let mut fx = Effects::default();
-        assert!(!core.next_attempts(now, 0, &mut Vec::new(), &mut fx));
+        assert!(!core.next_attempts(now, 0, &mut Starts::with_capacity(1), &mut fx));
         assert!(armed(&fx).is_some(), "armed again after the change");
     }
 
@@ -2591,11 +2603,11 @@ mod tests {
             .add(&mut tasks, false)
             .map_err(|e| e.to_string())
             .unwrap();
-        let (mut fx, mut batch) = (Effects::default(), Vec::new());
+        let (mut fx, mut batch) = (Effects::default(), Starts::with_capacity(1));
         let r = Instant::now();
         core.prepare_run(Some(2), r, &mut fx);
         assert!(core.next_attempts(r, 0, &mut batch, &mut fx));
-        assert_eq!(core.id(batch[0].node).as_str(), "hold");
+        assert_eq!(core.id(batch.take_all()[0].node).as_str(), "hold");
         ready_at(&mut core, 1, r);
         for big in 0..super::super::LOOKAHEAD as u32 {
             ready_at(&mut core, 2 + big, r + window);
@@ -2619,7 +2631,7 @@ mod tests {
         lateness: impl Fn(usize) -> Duration,
     ) -> Result<String, String> {
         let mut fx = Effects::default();
-        assert!(!core.next_attempts(now, 0, &mut Vec::new(), &mut fx));
+        assert!(!core.next_attempts(now, 0, &mut Starts::with_capacity(1), &mut fx));
         for n in 0..firings {
             let Some((at, number)) = armed(&fx) else {
                 return Err(format!("no timer armed after {n} firings"));
@@ -2627,9 +2639,9 @@ mod tests {
             fx = Effects::default();
             core.dispatch_timer_due(number, true, &mut fx);
             now = at + lateness(n);
-            let (mut fx2, mut batch) = (Effects::default(), Vec::new());
+            let (mut fx2, mut batch) = (Effects::default(), Starts::with_capacity(1));
             if core.next_attempts(now, 0, &mut batch, &mut fx2) {
-                return Ok(core.id(batch[0].node).to_string());
+                return Ok(core.id(batch.take_all()[0].node).to_string());
             }
             fx = fx2;
         }
@@ -2692,7 +2704,7 @@ mod tests {
             .map_err(|e| e.to_string())
             .unwrap();
         let t0 = Instant::now();
-        let (mut fx, mut batch) = (Effects::default(), Vec::new());
+        let (mut fx, mut batch) = (Effects::default(), Starts::with_capacity(1));
         core.prepare_run(Some(2), t0, &mut fx);
         assert!(core.next_attempts(t0, 0, &mut batch, &mut fx));
         let on_time = |_| Duration::ZERO;

@@ -125,6 +125,26 @@ impl<T> Inputs<T> {
         }
     }
 
+    /// [`refill`](Self::refill) with outputs taken from where they lie,
+    /// which is left holding the outputs these inputs had (or, for a
+    /// unit-like `T`, as it was). Swapped in place, the outputs go through
+    /// no temporary: `Outputs` is three words, and a copy of it through the
+    /// stack reads 16 bytes across two stores just made, a load that waits
+    /// for them (see `slots.rs`).
+    #[inline(always)]
+    pub(crate) fn refill_from(&mut self, node: u32, attempt: u32, outputs: &mut Outputs<T>) {
+        self.node = node;
+        self.attempt = attempt;
+        if let (Outputs::Unit(len), Outputs::Unit(new)) = (&mut self.outputs, &*outputs) {
+            *len = *new;
+        } else {
+            std::mem::swap(&mut self.outputs, outputs);
+        }
+        if self.names.get().is_some() {
+            self.names.take();
+        }
+    }
+
     /// Inputs of this attempt of its own, for an async body's future to
     /// keep: the outputs move there, and the run gains a reference.
     #[inline]

@@ -294,6 +294,7 @@ mod policy;
 mod report;
 mod retry;
 mod run;
+mod slots;
 mod state;
 mod task;
 mod trace;

@@ -586,6 +586,7 @@ impl<T> fmt::Debug for Report<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::slots::Starts;
 
     fn record(id: &str, start: Option<u64>, end: Option<u64>) -> TaskRecord<()> {
         TaskRecord {
@@ -631,8 +632,9 @@ mod tests {
         let _ = core.add(&mut tasks, false).unwrap();
         let t0 = Instant::now();
         let at = |ms| t0 + Duration::from_millis(ms);
-        let mut begun = Vec::new();
-        assert!(core.next_attempts(t0, 0, &mut begun, &mut Effects::default()));
+        let mut starts = Starts::with_capacity(1);
+        assert!(core.next_attempts(t0, 0, &mut starts, &mut Effects::default()));
+        let mut begun = starts.take_all();
         let (early, late) = (begun.remove(0), begun.remove(0));
         let mut fx = Effects::default();
         let late_out = Ok(Some(Arc::new(2)));
@@ -670,8 +672,9 @@ mod tests {
         let _ = core.add(&mut tasks, false).unwrap();
         let t0 = Instant::now();
         let at = |ms| t0 + Duration::from_millis(ms);
-        let mut begun = Vec::new();
-        assert!(core.next_attempts(t0, 0, &mut begun, &mut Effects::default()));
+        let mut starts = Starts::with_capacity(1);
+        assert!(core.next_attempts(t0, 0, &mut starts, &mut Effects::default()));
+        let mut begun = starts.take_all();
         let (x, y, z) = (begun.remove(0), begun.remove(0), begun.remove(0));
         let _ = core.cancel(y.node, CancelReason::Requested, at(5));
         let _ = core.cancel(z.node, CancelReason::Requested, at(5));
@@ -717,8 +720,9 @@ mod tests {
         let _ = core.add(&mut tasks, false).unwrap();
         let t0 = Instant::now();
         let at = |ms| t0 + Duration::from_millis(ms);
-        let mut begun = Vec::new();
-        assert!(core.next_attempts(t0, 0, &mut begun, &mut Effects::default()));
+        let mut starts = Starts::with_capacity(1);
+        assert!(core.next_attempts(t0, 0, &mut starts, &mut Effects::default()));
+        let mut begun = starts.take_all();
         let (short, long) = (begun.remove(0), begun.remove(0));
         let mut fx = Effects::default();
         let ran = |out| Ok(Some(Arc::new(out)));

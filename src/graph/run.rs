@@ -12,6 +12,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::core::{is_unit, AttemptStart, Core, Disarm, Effects, Release, Retry, MAX_BATCH};
+use super::slots::{Popped, Recorded, Records, Starts};
 use super::task::{Body, BodyFuture, Refill, TaskBody};
 use super::TaskState;
 use super::{dot, lane, CancelReason, GraphError, Inputs, Report, Task, TaskError};
@@ -758,29 +759,13 @@ const RUNNER_BUDGET: usize = 128;
 /// steal: a batch must not hold short tasks back behind a long one.
 const HAND_OFF_AFTER: Duration = Duration::from_micros(50);
 
-/// An attempt a runner polled to its end: when it began and ended, and
-/// the body to give back.
-struct Ran<T> {
-    node: u32,
-    body: Body<T>,
-    /// The error boxed: failures are rare, and a `Ran` is moved twice per
-    /// task.
-    result: Result<Option<Arc<T>>, Box<TaskError>>,
-    /// Ticks of the batch's [`Timeline`], turned into instants when the
-    /// batch is recorded.
-    began: u64,
-    /// The reading after it, taken before the next attempt (or the mark
-    /// of the next lock acquisition, for the last of a batch).
-    ended: Option<u64>,
-}
-
 /// A runner's attempts: begun and not yet polled, polled to their end and
 /// not yet recorded, the box of the last one that finished, kept for the
 /// next body (see [`BodyFuture`]), and the runner's inputs, refilled for
 /// each attempt.
 struct Batch<T> {
-    begun: Vec<AttemptStart<T>>,
-    ran: Vec<Ran<T>>,
+    begun: Starts<T>,
+    ran: Records<T>,
     /// Where each async body makes its future (see [`TaskBody::call`]); it keeps the box
     /// of the last attempt that finished, for the next.
     slot: Option<BodyFuture<T>>,
@@ -810,8 +795,8 @@ impl<T> Drop for Batch<T> {
 impl<T> Batch<T> {
     fn new(shared: &Arc<Shared<T>>, begun: Vec<AttemptStart<T>>) -> Self {
         Batch {
-            ran: Vec::with_capacity(begun.len().max(MAX_BATCH)),
-            begun,
+            ran: Records::with_capacity(begun.len().max(MAX_BATCH)),
+            begun: Starts::from_vec(begun, MAX_BATCH),
             slot: None,
             inputs: Inputs::new(Arc::new(RunHandle {
                 shared: Arc::clone(shared),
@@ -925,31 +910,30 @@ fn poll_batch<T: Send + Sync + 'static>(
     // no tick reading and no hand-off.
     let mut hand_off_ticks = None;
     let mut now = start.ticks;
-    let mut starts = to_poll.drain(..);
     let mut first = true;
-    while let Some(next) = starts.next() {
+    while !to_poll.is_empty() {
         if !first {
             now = timeline.tick();
-            if let Some(last) = ran.last_mut() {
-                last.ended.get_or_insert(now);
+            if let Some(ended) = ran.last_ended() {
+                ended.get_or_insert(now);
             }
             let limit = *hand_off_ticks.get_or_insert_with(|| ticks::ticks_in(HAND_OFF_AFTER));
             if past_hand_off(timeline, now, limit) {
-                let rest = std::iter::once(next).chain(starts).collect();
+                let rest = to_poll.take_all();
                 let apart = Member::new(shared, Role::Apart(rest));
                 shared.scope.spawn(run_apart(apart)).detach();
                 return;
             }
         }
         first = false;
-        let AttemptStart {
+        let Some(Popped {
             node: i,
             body,
             timeout,
-            attempt,
-            outputs,
-        } = next;
-        inputs.refill(i, attempt, outputs);
+        }) = to_poll.pop_front_into(inputs)
+        else {
+            break;
+        };
         // The reading a sync body's time limit was judged by, if it has one.
         let mut judged = None;
         let mut began = now;
@@ -972,17 +956,11 @@ fn poll_batch<T: Send + Sync + 'static>(
                 // A sync body's limit was judged by a reading after it
                 // returned: its record ends there.
                 let ended = judged.map(|end| timeline.push(end).ticks);
-                ran.push(Ran {
-                    node: i,
-                    body,
-                    result: result.map(|out| shared.share(out)).map_err(Box::new),
-                    began,
-                    ended,
-                });
+                let result = result.map(|out| shared.share(out)).map_err(Box::new);
+                ran.push(i, body, result, (began, ended));
                 if failed {
-                    // Rare: the rest waits for the failure to be recorded.
-                    let rest: Vec<_> = starts.collect();
-                    to_poll.extend(rest);
+                    // Rare: the rest waits (in `to_poll`) for the failure
+                    // to be recorded.
                     return;
                 }
             }
@@ -1076,7 +1054,7 @@ fn record<T>(
             // conversion, whose marks, copied by value, cost the chain a
             // stalled load per batch.)
             let began = batch.timeline.first().instant;
-            for r in batch.ran.drain(..) {
+            for r in batch.ran.take_all() {
                 debug_assert!(r.ended.is_none(), "an end read, not kept");
                 ran_at(core, r, (began, now), fx);
             }
@@ -1094,7 +1072,7 @@ fn record<T>(
                 Mark::coarse(now)
             };
             let mut at = batch.timeline.instants(end);
-            for r in batch.ran.drain(..) {
+            for r in batch.ran.take_all() {
                 // In the order read: `at` only goes forward.
                 let times = (at.at(r.began), r.ended.map_or(end.instant, |t| at.at(t)));
                 ran_at(core, r, times, fx);
@@ -1104,7 +1082,7 @@ fn record<T>(
         core.ask_sweep(fx);
     }
     if !batch.begun.is_empty() {
-        for start in mem::take(&mut batch.begun) {
+        for start in batch.begun.take_all() {
             if core.still_running(start.node) {
                 batch.begun.push(start);
             } else {
@@ -1122,7 +1100,7 @@ fn record<T>(
 
 /// Records attempt `r`, which ran over `times`, and the retry it is due.
 #[inline(always)]
-fn ran_at<T>(core: &mut Core<T>, r: Ran<T>, times: (Instant, Instant), fx: &mut Effects<T>) {
+fn ran_at<T>(core: &mut Core<T>, r: Recorded<T>, times: (Instant, Instant), fx: &mut Effects<T>) {
     if let Some(delay) = core.attempt_ran(r.node, r.body, times, r.result, fx) {
         fx.retries.push((r.node, times.1, delay));
     }
@@ -2104,7 +2082,7 @@ mod tests {
         }))
         .unwrap();
         // This thread takes `x`'s attempt, as a runner would...
-        let mut begun = Vec::new();
+        let mut begun = Starts::with_capacity(1);
         assert!(run.shared.lock().next_attempts(
             Instant::now(),
             lane::current(),
@@ -2112,7 +2090,7 @@ mod tests {
             &mut Effects::default()
         ));
         // ... and another one runs it, as a hand-off stolen by an idle worker.
-        let apart = Member::new(&run.shared, Role::Apart(begun));
+        let apart = Member::new(&run.shared, Role::Apart(begun.take_all()));
         std::thread::Builder::new()
             .name("hand-off".into())
             .spawn(move || {
