@@ -105,34 +105,18 @@ impl<T> Inputs<T> {
         }
     }
 
-    /// Makes these the inputs of attempt `attempt` of node `node`. The ids
-    /// fetched for the last attempt are forgotten (they were another node's).
-    #[inline]
-    pub(crate) fn refill(&mut self, node: u32, attempt: u32, outputs: Outputs<T>) {
-        self.node = node;
-        self.attempt = attempt;
-        if let (Outputs::Unit(len), Outputs::Unit(new)) = (&mut self.outputs, &outputs) {
-            // A unit-like `T`'s every attempt. `Unit` owns nothing:
-            // forgetting it spares a call to the outputs' drop glue.
-            *len = *new;
-            std::mem::forget(outputs);
-        } else {
-            self.outputs = outputs;
-        }
-        // Most bodies never ask for their ids: a load, not a take.
-        if self.names.get().is_some() {
-            self.names.take();
-        }
-    }
-
-    /// [`refill`](Self::refill) with outputs taken from where they lie,
-    /// which is left holding the outputs these inputs had (or, for a
-    /// unit-like `T`, as it was). Swapped in place, the outputs go through
-    /// no temporary: `Outputs` is three words, and a copy of it through the
+    /// Makes these the inputs of attempt `attempt` of node `node`, with
+    /// the outputs at `outputs`, which is left holding the outputs these
+    /// inputs had (or, for a unit-like `T`, as it was: `Unit` owns nothing,
+    /// and its count is copied). The ids fetched for the last attempt are
+    /// forgotten (they were another node's).
+    ///
+    /// Swapped in place rather than moved in, the outputs go through no
+    /// temporary: `Outputs` is three words, and a copy of it through the
     /// stack reads 16 bytes across two stores just made, a load that waits
     /// for them (see `slots.rs`).
     #[inline(always)]
-    pub(crate) fn refill_from(&mut self, node: u32, attempt: u32, outputs: &mut Outputs<T>) {
+    pub(crate) fn refill(&mut self, node: u32, attempt: u32, outputs: &mut Outputs<T>) {
         self.node = node;
         self.attempt = attempt;
         if let (Outputs::Unit(len), Outputs::Unit(new)) = (&mut self.outputs, &*outputs) {
@@ -140,6 +124,7 @@ impl<T> Inputs<T> {
         } else {
             std::mem::swap(&mut self.outputs, outputs);
         }
+        // Most bodies never ask for their ids: a load, not a take.
         if self.names.get().is_some() {
             self.names.take();
         }

@@ -1313,7 +1313,8 @@ async fn drive_node<T: Send + Sync + 'static>(
                 let mut inputs = Inputs::new(Arc::new(RunHandle {
                     shared: Arc::clone(shared),
                 }));
-                inputs.refill(i, start.attempt, start.outputs);
+                let mut outputs = start.outputs;
+                inputs.refill(i, start.attempt, &mut outputs);
                 let body = start.body;
                 let mut began = now;
                 let limit = (&mut began, start.timeout);

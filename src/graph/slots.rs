@@ -144,7 +144,7 @@ impl<T> Starts<T> {
     }
 
     /// Takes the first attempt begun and not yet polled, its outputs
-    /// moved into `inputs` (made its inputs: see [`Inputs::refill_from`]).
+    /// moved into `inputs` (made its inputs: see [`Inputs::refill`]).
     /// The outputs the inputs had are dropped here.
     #[inline(always)]
     pub(crate) fn pop_front_into(&mut self, inputs: &mut Inputs<T>) -> Option<Popped<T>> {
@@ -153,7 +153,7 @@ impl<T> Starts<T> {
         }
         let slot = &mut self.slots[self.next];
         self.next += 1;
-        inputs.refill_from(slot.node, slot.attempt, &mut slot.outputs);
+        inputs.refill(slot.node, slot.attempt, &mut slot.outputs);
         if !matches!(slot.outputs, Outputs::Unit(_)) {
             slot.outputs = Outputs::Unit(0);
         }
