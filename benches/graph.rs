@@ -40,6 +40,7 @@ use common::floor::Floor;
 use common::{AsyncEx, Fastexec, Rt, Tokio};
 use criterion::measurement::WallTime;
 use criterion::{BatchSize, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
+use crossbeam_utils::CachePadded;
 use fastexec::graph::{Graph, Report, Task, TaskId};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
@@ -101,23 +102,13 @@ impl Kind {
     }
 }
 
-/// The count a graph's bodies bump, on a cache line of its own (two on x86-64, whose
-/// prefetcher fetches lines in pairs). In an `Arc` the reference counts sit just before the
-/// value, and a run's waiting thread decrements them (dropping bodies, each holding a clone)
-/// while the worker's bodies bump the count: on one line, the bench's own bookkeeping made
-/// the line move between the two cores. Padded, the sync lattice's wall time at 1 thread
+/// The count a graph's bodies bump, on a cache line of its own (`CachePadded` aligns to 128 on
+/// x86-64, whose prefetcher fetches lines in pairs). In an `Arc` the reference counts sit just
+/// before the value, and a run's waiting thread decrements them (dropping bodies, each holding
+/// a clone) while the worker's bodies bump the count: on one line, the bench's own bookkeeping
+/// made the line move between the two cores. Padded, the sync lattice's wall time at 1 thread
 /// went down by 4 ns per node (10 interleaved rounds, means of per-run minima; BENCHMARKS.md).
-#[repr(align(128))]
-#[derive(Default)]
-struct Tally(AtomicUsize);
-
-impl std::ops::Deref for Tally {
-    type Target = AtomicUsize;
-
-    fn deref(&self) -> &AtomicUsize {
-        &self.0
-    }
-}
+type Tally = CachePadded<AtomicUsize>;
 
 /// The shape as a graph: node `i` is task `"i"`, after its predecessors; each body counts
 /// itself in `ran`. Tasks are added one at a time in index order (a topological order).
